@@ -1,0 +1,390 @@
+package decode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+)
+
+// DefaultMaxTokens is the token budget of a generation whose options set none.
+const DefaultMaxTokens = 256
+
+// Options configures Generate, Complete and CompleteN.
+type Options struct {
+	// MaxTokens caps the generated tokens; 0 means DefaultMaxTokens.
+	MaxTokens int
+	// Stop ends generation at the first occurrence of any of these
+	// strings, which may straddle tokens. The stop string is not part of
+	// the returned text.
+	Stop []string
+	// TopLogprobs is how many alternatives to report per token, from 0
+	// up to the vocabulary size (not capped at 20).
+	TopLogprobs int
+	// Sampling configures the built-in sampler; its zero value is greedy.
+	Sampling SamplingOptions
+	// Sampler, when set, replaces the built-in sampler.
+	Sampler Sampler
+}
+
+func (o *Options) validate(v *Vocab) error {
+	switch {
+	case o.MaxTokens < 0:
+		return fmt.Errorf("max-tokens %d: want ≥ 0", o.MaxTokens)
+	case o.TopLogprobs < 0:
+		return fmt.Errorf("top-logprobs %d: want a count ≥ 0", o.TopLogprobs)
+	case o.TopLogprobs > v.Len():
+		return fmt.Errorf("top-logprobs %d: the vocabulary has only %d tokens", o.TopLogprobs, v.Len())
+	}
+	for i, s := range o.Stop {
+		if s == "" {
+			return fmt.Errorf("stop string %d is empty", i)
+		}
+	}
+	if o.Sampler == nil {
+		return o.Sampling.Validate()
+	}
+	return nil
+}
+
+// Finish reasons of a Completion.
+const (
+	FinishStop      = "stop"      // end-of-generation token or stop string
+	FinishLength    = "length"    // MaxTokens reached, or the context is full
+	FinishCancelled = "cancelled" // the context.Context was cancelled
+)
+
+// Completion is the result of a finished generation.
+type Completion struct {
+	Text         string  `json:"text"`
+	Tokens       []Token `json:"tokens"`
+	FinishReason string  `json:"finish_reason"`
+	PromptTokens int     `json:"prompt_tokens"`
+}
+
+// Logprob returns the sum of the generated tokens' log-probabilities.
+func (c *Completion) Logprob() float64 {
+	var s float64
+	for _, t := range c.Tokens {
+		s += t.Logprob
+	}
+	return s
+}
+
+// Generate streams the tokens generated after prompt. Each token is
+// yielded once it is certain not to be part of a stop string. On failure
+// or cancellation it yields a zero Token with the error, and stops.
+func Generate(ctx context.Context, b Backend, prompt string, opts Options) iter.Seq2[Token, error] {
+	return func(yield func(Token, error) bool) {
+		g, err := newGenerator(b, prompt, opts, 1)
+		if err != nil {
+			yield(Token{}, err)
+			return
+		}
+		br := g.branches[0]
+		for !br.done {
+			if err := g.step(ctx); err != nil {
+				yield(Token{}, err)
+				return
+			}
+			for _, t := range br.takeReleased() {
+				if !yield(t, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Complete generates after prompt until a stop condition and returns the
+// whole completion. When ctx is cancelled it returns what was generated so
+// far, with FinishReason "cancelled", and ctx's error.
+func Complete(ctx context.Context, b Backend, prompt string, opts Options) (*Completion, error) {
+	cs, err := CompleteN(ctx, b, prompt, 1, opts)
+	if len(cs) == 1 {
+		return cs[0], err
+	}
+	return nil, err
+}
+
+// CompleteN generates n continuations of one prompt. The prompt is
+// evaluated once and shared; each branch i samples with seed
+// opts.Sampling.Seed+i, and all branches advance together, batched. A
+// custom opts.Sampler is shared by every branch.
+func CompleteN(ctx context.Context, b Backend, prompt string, n int, opts Options) ([]*Completion, error) {
+	g, err := newGenerator(b, prompt, opts, n)
+	if err != nil {
+		return nil, err
+	}
+	for !g.allDone() {
+		if err := g.step(ctx); err != nil {
+			out := g.completions()
+			if ctx.Err() != nil {
+				for _, c := range out {
+					if c.FinishReason == "" {
+						c.FinishReason = FinishCancelled
+					}
+				}
+			}
+			return out, err
+		}
+	}
+	return g.completions(), nil
+}
+
+// generator runs the generation loop for one or more branches of a prompt.
+type generator struct {
+	b        Backend
+	v        *Vocab
+	opts     Options
+	maxStop  int
+	prompt   []int
+	branches []*branch
+	reqs     []EvalRequest
+	logits   []float32 // one row per branch
+	lp       []float32 // scratch log-probabilities
+	top      []int     // scratch top-N ids
+	first    bool      // no step taken yet
+}
+
+type branch struct {
+	seq      int
+	ids      []int // prompt and generated token ids
+	sampler  Sampler
+	text     []byte  // bytes of all generated tokens
+	starts   []int   // starts[i]: offset in text of generated token i
+	gen      []Token // generated tokens, released or not
+	released int     // gen[:released] are released
+	taken    int     // gen[:taken] were handed to the stream
+	cut      int     // when stopped by a stop string, the text ends here
+	done     bool
+	finish   string
+}
+
+func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, error) {
+	v := b.Vocab()
+	if err := opts.validate(v); err != nil {
+		return nil, err
+	}
+	if prompt == "" {
+		return nil, errors.New("empty prompt: give at least one character")
+	}
+	if n < 1 || n > b.MaxSequences() {
+		return nil, fmt.Errorf("%d branches: the backend runs 1 to %d sequences", n, b.MaxSequences())
+	}
+	if opts.MaxTokens == 0 {
+		opts.MaxTokens = DefaultMaxTokens
+	}
+	toks, err := b.Tokenize(prompt, true)
+	if err != nil {
+		return nil, fmt.Errorf("tokenize prompt: %w", err)
+	}
+	if len(toks) >= b.ContextSize() {
+		return nil, fmt.Errorf("prompt is %d tokens, the context holds %d: shorten the prompt or enlarge the context", len(toks), b.ContextSize())
+	}
+	g := &generator{b: b, v: v, opts: opts, prompt: toks, first: true}
+	for _, s := range opts.Stop {
+		g.maxStop = max(g.maxStop, len(s))
+	}
+	nl := b.NumLogits()
+	g.logits = make([]float32, n*nl)
+	g.lp = make([]float32, nl)
+	g.top = make([]int, 0, opts.TopLogprobs)
+	for i := range n {
+		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+opts.MaxTokens), toks...), cut: -1}
+		br.sampler = opts.Sampler
+		if br.sampler == nil {
+			so := opts.Sampling
+			so.Seed += uint64(i)
+			if br.sampler, err = NewSampler(so); err != nil {
+				return nil, err
+			}
+		}
+		g.branches = append(g.branches, br)
+	}
+	return g, nil
+}
+
+func (g *generator) allDone() bool {
+	for _, br := range g.branches {
+		if !br.done {
+			return false
+		}
+	}
+	return true
+}
+
+// step evaluates every live branch once and advances it by one token.
+func (g *generator) step(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	nl := g.b.NumLogits()
+	g.reqs = g.reqs[:0]
+	var live []*branch
+	for i, br := range g.branches {
+		if br.done {
+			continue
+		}
+		// The first step evaluates the shared prompt once.
+		if g.first && i > 0 {
+			continue
+		}
+		live = append(live, br)
+		g.reqs = append(g.reqs, EvalRequest{Seq: br.seq, Tokens: br.ids, Want: 1, Logits: g.logits[i*nl : (i+1)*nl]})
+	}
+	if err := g.b.Eval(ctx, g.reqs); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if g.first {
+		g.first = false
+		for i := 1; i < len(g.branches); i++ {
+			copy(g.logits[i*nl:(i+1)*nl], g.logits[:nl])
+			live = append(live, g.branches[i])
+		}
+	}
+	for _, br := range live {
+		if err := g.advance(br, g.logits[br.seq*nl:(br.seq+1)*nl]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advance samples branch br's next token from logits and records it.
+func (g *generator) advance(br *branch, logits []float32) (err error) {
+	lp := g.lp
+	if math.IsNaN(LogSoftmax(lp, logits)) {
+		return errors.New("the model returned no finite logits")
+	}
+	for id := g.v.Len(); id < len(lp); id++ {
+		lp[id] = float32(math.Inf(-1)) // padding logits stand for no token
+	}
+	id, err := sample(br.sampler, lp)
+	if err != nil {
+		return err
+	}
+	if g.v.IsEOG(id) {
+		br.finishWith(FinishStop)
+		return nil
+	}
+	tb := g.v.Bytes(id)
+	g.top = TopN(g.top[:0], lp, g.opts.TopLogprobs)
+	tok := Token{
+		ID:          id,
+		Token:       string(tb),
+		Bytes:       Bytes(tb),
+		Logprob:     float64(lp[id]),
+		TopLogprobs: topLogprobs(g.v, lp, g.top),
+	}
+	br.ids = append(br.ids, id)
+	br.starts = append(br.starts, len(br.text))
+	br.text = append(br.text, tb...)
+	br.gen = append(br.gen, tok)
+	g.checkStop(br, len(tb))
+	if br.done {
+		return nil
+	}
+	switch {
+	case len(br.gen) >= g.opts.MaxTokens, len(br.ids) >= g.b.ContextSize():
+		br.finishWith(FinishLength)
+	}
+	return nil
+}
+
+// sample runs s and checks what it returns.
+func sample(s Sampler, lp []float32) (id int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok && errors.Is(e, errNoToken) {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	id = s.Sample(lp)
+	if id < 0 || id >= len(lp) {
+		return 0, fmt.Errorf("sampler returned token %d, outside [0, %d)", id, len(lp))
+	}
+	if math.IsInf(float64(lp[id]), -1) {
+		return 0, fmt.Errorf("sampler returned token %d, which has probability 0", id)
+	}
+	return id, nil
+}
+
+// checkStop looks for a stop string that the last token (of n bytes)
+// completed, and releases the tokens that can no longer be part of one.
+func (g *generator) checkStop(br *branch, n int) {
+	if len(g.opts.Stop) == 0 {
+		br.released = len(br.gen)
+		return
+	}
+	from := max(0, len(br.text)-n-g.maxStop+1)
+	cut := -1
+	for _, s := range g.opts.Stop {
+		if i := bytes.Index(br.text[from:], []byte(s)); i >= 0 && (cut < 0 || from+i < cut) {
+			cut = from + i
+		}
+	}
+	if cut >= 0 {
+		br.cut = cut
+		// Keep the tokens that begin before the stop string.
+		keep := len(br.starts)
+		for keep > 0 && br.starts[keep-1] >= cut {
+			keep--
+		}
+		br.gen = br.gen[:keep]
+		br.finishWith(FinishStop)
+		return
+	}
+	// Hold back the longest tail that could still begin a stop string.
+	hold := 0
+	for _, s := range g.opts.Stop {
+		for k := min(len(s)-1, len(br.text)); k > hold; k-- {
+			if bytes.HasSuffix(br.text, []byte(s[:k])) {
+				hold = k
+				break
+			}
+		}
+	}
+	safe := len(br.text) - hold
+	for br.released < len(br.gen) && br.starts[br.released]+len(br.gen[br.released].Bytes) <= safe {
+		br.released++
+	}
+}
+
+func (br *branch) finishWith(reason string) {
+	br.done = true
+	br.finish = reason
+	br.released = len(br.gen)
+}
+
+// takeReleased returns the tokens released since the last call.
+func (br *branch) takeReleased() []Token {
+	out := br.gen[br.taken:br.released]
+	br.taken = br.released
+	return out
+}
+
+func (g *generator) completions() []*Completion {
+	out := make([]*Completion, len(g.branches))
+	for i, br := range g.branches {
+		text := br.text
+		if br.cut >= 0 {
+			text = text[:br.cut]
+		}
+		out[i] = &Completion{
+			Text:         string(text),
+			Tokens:       br.gen[:br.released],
+			FinishReason: br.finish,
+			PromptTokens: len(g.prompt),
+		}
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package decode
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Bytes is a byte string that encodes in JSON as a list of numbers, as
+// OpenAI's logprobs do ("bytes": [32, 116, 104, 101]), so that tokens
+// which split a UTF-8 character are reported exactly.
+type Bytes []byte
+
+// MarshalJSON encodes b as a JSON array of numbers.
+func (b Bytes) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+4*len(b))
+	out = append(out, '[')
+	for i, x := range b {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendUint(out, uint64(x), 10)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON decodes a JSON array of numbers in [0, 255].
+func (b *Bytes) UnmarshalJSON(data []byte) error {
+	var xs []uint8
+	if err := json.Unmarshal(data, &xs); err != nil {
+		return err
+	}
+	*b = xs
+	return nil
+}
+
+// TopLogprob is one alternative at a position: a token the model could
+// have produced there and its log-probability.
+type TopLogprob struct {
+	ID      int     `json:"id"`
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   Bytes   `json:"bytes"`
+}
+
+// Logprobs is a token's log-probability and the top alternatives at its
+// position, under one distribution.
+type Logprobs struct {
+	Logprob     float64      `json:"logprob"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
+}
+
+// Token is one generated or scored token, in the shape of an entry of
+// OpenAI's logprobs.content[] with reins' additions.
+type Token struct {
+	ID    int    `json:"id"`
+	Token string `json:"token"` // the token's bytes as a string (may be invalid UTF-8 alone)
+	Bytes Bytes  `json:"bytes"`
+	// Logprob and TopLogprobs are under the model's own distribution.
+	Logprob     float64      `json:"logprob"`
+	TopLogprobs []TopLogprob `json:"top_logprobs"`
+	// Constrained is the same under the constrained distribution (the
+	// model's, masked to what the constraint allows and renormalised). It
+	// is nil when generation has no constraint.
+	Constrained *Logprobs `json:"constrained,omitempty"`
+	// Forced is true for a token the constraint left as the only choice,
+	// appended without sampling.
+	Forced bool `json:"forced,omitempty"`
+}
+
+// Prob returns e^Logprob.
+func (t Token) Prob() float64 { return math.Exp(t.Logprob) }
+
+// topLogprobs builds the alternatives for ids under logprobs.
+func topLogprobs(v *Vocab, logprobs []float32, ids []int) []TopLogprob {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]TopLogprob, len(ids))
+	for i, id := range ids {
+		out[i] = TopLogprob{ID: id, Logprob: float64(logprobs[id])}
+		if id < v.Len() {
+			b := v.Bytes(id)
+			out[i].Token, out[i].Bytes = string(b), Bytes(b)
+		}
+	}
+	return out
+}
