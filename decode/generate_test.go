@@ -184,6 +184,7 @@ func TestCancellation(t *testing.T) {
 
 	// The stream ends with the error too.
 	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
 	n := 0
 	var last error
 	for _, err := range decode.Generate(ctx2, b.Model().NewBackend(), "The", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}}) {

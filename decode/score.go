@@ -37,12 +37,8 @@ const scoreWindow = 64
 // model: "The cat sat" → [-2.4, -2.1, -0.3]. The first token is
 // conditioned on BOS when the model uses one.
 func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*ScoreResult, error) {
-	v := b.Vocab()
 	if text == "" {
 		return nil, errors.New("empty text: nothing to score")
-	}
-	if opts.TopLogprobs < 0 || opts.TopLogprobs > v.Len() {
-		return nil, fmt.Errorf("top-logprobs %d: want a count in [0, %d]", opts.TopLogprobs, v.Len())
 	}
 	var all []int
 	nUnscored := 1
@@ -62,8 +58,31 @@ func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*Sco
 			return nil, fmt.Errorf("tokenize text: %w", err)
 		}
 	}
-	if nUnscored == 0 || len(all) <= nUnscored {
-		return nil, fmt.Errorf("text %q gives no token to score after %d unscored tokens", text, nUnscored)
+	return ScoreTokens(ctx, b, all[:nUnscored], all[nUnscored:], opts.TopLogprobs)
+}
+
+// ScoreTokens returns the log-probability of every token of tokens given
+// the tokens before it, starting from prefix (which must not be empty:
+// at least BOS, or a prompt). Use it to score exact token sequences,
+// such as a generation's own tokens: re-tokenizing text is not always
+// faithful (llama.cpp replaces invalid UTF-8 with U+FFFD, for one).
+// topN is how many alternatives to report per token.
+func ScoreTokens(ctx context.Context, b Backend, prefix, tokens []int, topN int) (*ScoreResult, error) {
+	v := b.Vocab()
+	switch {
+	case len(prefix) == 0:
+		return nil, errors.New("score: no prefix to condition the first token on (give BOS or a prompt)")
+	case len(tokens) == 0:
+		return nil, errors.New("score: no tokens to score")
+	case topN < 0 || topN > v.Len():
+		return nil, fmt.Errorf("top-logprobs %d: want a count in [0, %d]", topN, v.Len())
+	}
+	all := append(append(make([]int, 0, len(prefix)+len(tokens)), prefix...), tokens...)
+	nUnscored := len(prefix)
+	for i, t := range all {
+		if t < 0 || t >= v.Len() {
+			return nil, fmt.Errorf("score: token %d at position %d is outside the vocabulary of %d", t, i, v.Len())
+		}
 	}
 	if len(all) > b.ContextSize() {
 		return nil, fmt.Errorf("text is %d tokens, the context holds %d", len(all), b.ContextSize())
@@ -90,7 +109,7 @@ func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*Sco
 			}
 			id := all[start+r+1]
 			tb := v.Bytes(id)
-			top = TopN(top[:0], lp[:v.Len()], opts.TopLogprobs)
+			top = TopN(top[:0], lp[:v.Len()], topN)
 			t := Token{ID: id, Token: string(tb), Bytes: Bytes(tb), Logprob: float64(lp[id]), TopLogprobs: topLogprobs(v, lp, top)}
 			res.Tokens = append(res.Tokens, t)
 			res.Sum += t.Logprob

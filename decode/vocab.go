@@ -320,19 +320,30 @@ func LoadVocab(path string) (*Vocab, error) {
 // VocabFromGGUF builds the vocabulary described by a GGUF header's
 // tokenizer.ggml.* keys.
 func VocabFromGGUF(f *gguf.File) (*Vocab, error) {
+	spec, err := VocabSpecFromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	return NewVocab(spec)
+}
+
+// VocabSpecFromGGUF reads a vocabulary's description from a GGUF
+// header's tokenizer.ggml.* keys, for a caller that wants to adjust it
+// before NewVocab.
+func VocabSpecFromGGUF(f *gguf.File) (VocabSpec, error) {
 	model, ok := f.String("tokenizer.ggml.model")
 	if !ok {
-		return nil, fmt.Errorf("vocab: no tokenizer.ggml.model key")
+		return VocabSpec{}, fmt.Errorf("vocab: no tokenizer.ggml.model key")
 	}
 	pieces, ok := f.Strings("tokenizer.ggml.tokens")
 	if !ok {
-		return nil, fmt.Errorf("vocab: no tokenizer.ggml.tokens array")
+		return VocabSpec{}, fmt.Errorf("vocab: no tokenizer.ggml.tokens array")
 	}
 	spec := VocabSpec{Model: model, Pieces: pieces, BOS: -1, EOS: -1}
 	if v, ok := f.KV["tokenizer.ggml.token_type"]; ok {
 		ts, ok := v.Ints()
 		if !ok {
-			return nil, fmt.Errorf("vocab: tokenizer.ggml.token_type is a %s, want an integer array", v.Type)
+			return VocabSpec{}, fmt.Errorf("vocab: tokenizer.ggml.token_type is a %s, want an integer array", v.Type)
 		}
 		spec.Types = make([]int32, len(ts))
 		for i, t := range ts {
@@ -361,5 +372,5 @@ func VocabFromGGUF(f *gguf.File) (*Vocab, error) {
 			spec.AddBOS = b
 		}
 	}
-	return NewVocab(spec)
+	return spec, nil
 }

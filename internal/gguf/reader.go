@@ -144,7 +144,7 @@ func (d *decoder) count(what string, minSize int64) (int, error) {
 		minSize = 1
 	}
 	if n > uint64(d.remaining()/minSize) {
-		return 0, d.fail("%s count %d does not fit in the %d bytes left", what, n, d.remaining())
+		return 0, d.fail("truncated or corrupt: %s count %d cannot fit in the %d bytes left", what, n, d.remaining())
 	}
 	return int(n), nil
 }
