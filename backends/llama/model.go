@@ -117,7 +117,8 @@ func Load(name string, opts Options) (*Model, error) {
 
 	backendInit.Do(llama.BackendInit)
 	m := &Model{path: path, opts: opts}
-	m.model, err = llama.LoadModelFromFile(path, llama.ModelParams{NumGpuLayers: opts.GPULayers, UseMmap: true})
+	// A progress callback of our own keeps llama.cpp from printing dots.
+	m.model, err = llama.LoadModelFromFile(path, llama.ModelParams{NumGpuLayers: opts.GPULayers, UseMmap: true, Progress: func(float32) {}})
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: llama.cpp refused it: %w", path, err)
 	}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/internal/shared"
+)
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestGenerateJSONShape(t *testing.T) {
+	out, errOut, code := runCLI(t, "generate", "--max-tokens", "6", "--top-logprobs", "3", "--json", "The cat")
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Text         string `json:"text"`
+		FinishReason string `json:"finish_reason"`
+		Logprobs     struct {
+			Content []struct {
+				Token       string  `json:"token"`
+				Logprob     float64 `json:"logprob"`
+				Bytes       []int   `json:"bytes"`
+				TopLogprobs []struct {
+					Token   string  `json:"token"`
+					Logprob float64 `json:"logprob"`
+					Bytes   []int   `json:"bytes"`
+				} `json:"top_logprobs"`
+			} `json:"content"`
+		} `json:"logprobs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Logprobs.Content, 6)
+	fx := fixture.New()
+	prev := fixture.Raw('t')
+	var text strings.Builder
+	for _, c := range got.Logprobs.Content {
+		require.Len(t, c.TopLogprobs, 3)
+		assert.Equal(t, c.Token, c.TopLogprobs[0].Token, "greedy")
+		var b []byte
+		for _, x := range c.Bytes {
+			b = append(b, byte(x))
+		}
+		assert.Equal(t, c.Token, string(b))
+		// The fixture's table gives the logprob of this token after prev.
+		id := -1
+		for i, p := range fx.Pieces {
+			if p == fixtureSpelling(c.Token) {
+				id = i
+			}
+		}
+		require.GreaterOrEqual(t, id, 0, "token %q", c.Token)
+		assert.InDelta(t, fx.Table[prev][id], c.Logprob, 1e-4)
+		prev = id
+		text.WriteString(c.Token)
+	}
+	assert.Equal(t, text.String(), got.Text)
+	assert.Equal(t, "length", got.FinishReason)
+}
+
+// fixtureSpelling spells raw token text as the fixture's byte-level pieces.
+func fixtureSpelling(s string) string { return strings.ReplaceAll(s, " ", "Ġ") }
+
+func TestGenerateBranchesJSON(t *testing.T) {
+	out, errOut, code := runCLI(t, "generate", "--n", "3", "--temperature", "1", "--seed", "2", "--max-tokens", "5", "--json", "Once")
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Choices []struct {
+			Index int    `json:"index"`
+			Text  string `json:"text"`
+		} `json:"choices"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Choices, 3)
+	for i, c := range got.Choices {
+		assert.Equal(t, i, c.Index)
+	}
+}
+
+func TestGenerateSeedIsDeterministic(t *testing.T) {
+	a, _, code := runCLI(t, "generate", "--temperature", "1", "--seed", "9", "--max-tokens", "20", "The")
+	require.Equal(t, 0, code)
+	b, _, _ := runCLI(t, "generate", "The", "--temperature", "1", "--seed", "9", "--max-tokens", "20")
+	assert.Equal(t, a, b, "same seed, same text; flags may follow the prompt")
+}
+
+func TestScoreTableAndJSON(t *testing.T) {
+	out, errOut, code := runCLI(t, "score", "The cat sat")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "token")
+	assert.Contains(t, out, "best alternative")
+	assert.Contains(t, out, "sum")
+	out, _, code = runCLI(t, "score", "--json", "The cat sat")
+	require.Equal(t, 0, code)
+	var res struct {
+		Tokens []struct {
+			Logprob float64 `json:"logprob"`
+		} `json:"tokens"`
+		Sum float64 `json:"sum"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	var sum float64
+	for _, tk := range res.Tokens {
+		sum += tk.Logprob
+	}
+	assert.InDelta(t, sum, res.Sum, 1e-9)
+	assert.False(t, math.IsNaN(res.Sum))
+}
+
+func TestStoriesModel(t *testing.T) {
+	p := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCLI(t, "generate", "--model", p, "--max-tokens", "30", "Once upon a time")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "there was")
+	assert.Empty(t, errOut, "llama.cpp's log is quiet unless --verbose")
+}
+
+func TestCLIErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Usage"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"generate"}, 2, "one PROMPT argument, got 0"},
+		{[]string{"generate", "--top-logprobs", "-1", "x"}, 2, "--top-logprobs -1"},
+		{[]string{"generate", "--n", "0", "x"}, 2, "--n 0"},
+		{[]string{"generate", "--temperature", "-2", "x"}, 2, "temperature -2"},
+		{[]string{"generate", "--bogus", "x"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
+		{[]string{"generate", "--model", "ollama:nosuchmodel", "x"}, 1, "nosuchmodel:latest not found"},
+		{[]string{"generate", ""}, 1, "empty prompt"},
+		{[]string{"generate", "--ctx", "256", strings.Repeat("ab ", 300)}, 1, "the context holds 256"},
+		{[]string{"score", ""}, 1, "empty text"},
+		{[]string{"score", "a", "b"}, 2, "one TEXT argument, got 2"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Setenv("OLLAMA_MODELS", t.TempDir())
+			_, errOut, code := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+}

@@ -1,0 +1,62 @@
+// Example logprobs loads a GGUF model, generates a continuation with the
+// top alternatives of every token, and scores a text token by token.
+//
+//	go run ./examples/logprobs [MODEL.gguf]
+//
+// Without an argument it uses reins' built-in bigram test model.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"math"
+	"os"
+
+	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/fixture"
+)
+
+func main() {
+	// llama.cpp logs through slog's default logger; keep only errors.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	path := ""
+	if len(os.Args) > 1 {
+		path = os.Args[1]
+	} else {
+		var err error
+		if path, err = fixture.Path(os.TempDir()); err != nil {
+			log.Fatal(err)
+		}
+	}
+	m, err := llama.Load(path, llama.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+
+	ctx := context.Background()
+	c, err := decode.Complete(ctx, m, "Once upon a time", decode.Options{MaxTokens: 12, TopLogprobs: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("text: %q (%s)\n", c.Text, c.FinishReason)
+	for _, t := range c.Tokens {
+		fmt.Printf("%-10q p=%.3f  alternatives:", t.Token, math.Exp(t.Logprob))
+		for _, alt := range t.TopLogprobs[1:] {
+			fmt.Printf(" %q %.3f", alt.Token, math.Exp(alt.Logprob))
+		}
+		fmt.Println()
+	}
+
+	s, err := decode.Score(ctx, m, "The cat sat on the mat.", decode.ScoreOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range s.Tokens {
+		fmt.Printf("%q %.2f  ", t.Token, t.Logprob)
+	}
+	fmt.Printf("\nsum %.2f, mean %.2f\n", s.Sum, s.Mean)
+}
