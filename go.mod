@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/ollama/ollama v0.17.4
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.37.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

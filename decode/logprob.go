@@ -40,9 +40,9 @@ func LogSoftmax(dst, logits []float32) float64 {
 	return logZ
 }
 
-// sumExp returns Σ e^(x-m) over xs, for m ≥ every x, four elements per
+// sumExpGeneric returns Σ e^(x-m) over xs, for m ≥ every x, four elements per
 // iteration with separate sums so that the arithmetic overlaps.
-func sumExp(xs []float32, m float32) float64 {
+func sumExpGeneric(xs []float32, m float32) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(xs); i += 4 {

@@ -156,3 +156,35 @@ func BenchmarkTop20Of128k(b *testing.B) {
 		top = TopN(top[:0], logits, 20)
 	}
 }
+
+func TestSumExpMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 1000, 128256} {
+		xs := make([]float32, n)
+		m := float32(math.Inf(-1))
+		for i := range xs {
+			xs[i] = float32(r.NormFloat64()*6 - 3)
+			if i%97 == 5 {
+				xs[i] = float32(math.Inf(-1)) // masked
+			}
+			if i%131 == 7 {
+				xs[i] = -200 // far below the rest
+			}
+			m = max(m, xs[i])
+		}
+		if n == 0 {
+			m = 0
+		}
+		var want float64
+		for _, x := range xs {
+			want += math.Exp(float64(x) - float64(m))
+		}
+		got := sumExp(xs, m)
+		if n == 0 {
+			assert.Zero(t, got)
+			continue
+		}
+		assert.InEpsilon(t, want, got, 3e-7, "n=%d", n)
+		assert.InEpsilon(t, want, sumExpGeneric(xs, m), 3e-7, "generic, n=%d", n)
+	}
+}

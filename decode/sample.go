@@ -102,7 +102,7 @@ func (s *sampler) Sample(lp []float32) int {
 	s.probs = s.probs[:0]
 	var total float64
 	for _, id := range s.cand {
-		p := math.Exp(float64(lp[id]-best) * invT)
+		p := expNonPositive(float64(lp[id]-best) * invT)
 		s.probs = append(s.probs, p)
 		total += p
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ollama/ollama/llama"
 
@@ -43,7 +44,10 @@ func (m *Model) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
 		if entries == 0 {
 			return nil
 		}
-		if err := m.ctx.Decode(m.batch); err != nil {
+		t0 := time.Now()
+		err := m.ctx.Decode(m.batch)
+		m.inLlama += time.Since(t0)
+		if err != nil {
 			m.forgetPlanned()
 			if errors.Is(err, llama.ErrKvCacheFull) {
 				return fmt.Errorf("llama.cpp found no room in the KV cache (context %d per sequence): %w", m.nCtx, err)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/llama"
 	"github.com/ollama/ollama/ml"
@@ -68,9 +69,10 @@ type Model struct {
 	opts    Options
 	nCtx    int
 	nLog    int
-	cached  [][]int // cached[s]: the tokens whose KV sequence s holds
-	plan    []plan  // scratch for Eval
-	decoded int     // tokens evaluated by llama.cpp so far (for tests of cache reuse)
+	cached  [][]int       // cached[s]: the tokens whose KV sequence s holds
+	plan    []plan        // scratch for Eval
+	decoded int           // tokens evaluated by llama.cpp so far (for tests of cache reuse)
+	inLlama time.Duration // time spent in llama.cpp decode
 }
 
 var _ decode.Backend = (*Model)(nil)
@@ -162,6 +164,10 @@ func (m *Model) Close() error {
 	}
 	return nil
 }
+
+// LlamaTime returns the time spent inside llama.cpp's decode since the
+// model was loaded, to tell llama.cpp's share of a generation from reins'.
+func (m *Model) LlamaTime() time.Duration { return m.inLlama }
 
 // Path returns the GGUF file the model was loaded from.
 func (m *Model) Path() string { return m.path }
