@@ -409,3 +409,33 @@ func TestFullVocabTopLogprobsSumToOne(t *testing.T) {
 		assert.Len(t, tok.TopLogprobs, m.Vocab().Len())
 	}
 }
+
+func TestFixtureStopStringAndCancel(t *testing.T) {
+	m := load(t, fixturePath(t), Options{})
+	full, err := decode.Complete(context.Background(), m, "Once upon", decode.Options{MaxTokens: 30, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 3}})
+	require.NoError(t, err)
+	require.Greater(t, len(full.Text), 6)
+	// A stop string from the middle of the text, straddling tokens.
+	stop := full.Text[3:6]
+	at := strings.Index(full.Text, stop)
+	c, err := decode.Complete(context.Background(), m, "Once upon", decode.Options{MaxTokens: 30, Stop: []string{stop}, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 3}})
+	require.NoError(t, err)
+	assert.Equal(t, full.Text[:at], c.Text)
+	assert.Equal(t, decode.FinishStop, c.FinishReason)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	var last error
+	for _, err := range decode.Generate(ctx, m, "Once upon", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}}) {
+		if err != nil {
+			last = err
+			break
+		}
+		if n++; n == 3 {
+			cancel()
+		}
+	}
+	cancel()
+	assert.ErrorIs(t, last, context.Canceled)
+	assert.Equal(t, 3, n)
+}
