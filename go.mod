@@ -8,4 +8,7 @@ require (
 	golang.org/x/sys v0.37.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

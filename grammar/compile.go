@@ -1,0 +1,324 @@
+package grammar
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// MaxInst is the instruction budget of a compiled grammar. Bounded
+// repetitions are unrolled ({m,n} costs about n copies of its body), so
+// a grammar that exceeds it is refused with an error rather than
+// compiled into something that exhausts memory.
+const MaxInst = 1 << 22
+
+// Error is a grammar error at a position in the grammar's source.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Pos.Line == 0 {
+		return e.Msg
+	}
+	return e.Pos.String() + ": " + e.Msg
+}
+
+func errorf(pos Pos, format string, args ...any) error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Compile checks g and lowers it to a Prog. Undefined rules, a missing
+// start rule and a start rule that matches no string are errors. Rules
+// that match no string (every alternative recurses forever) are pruned,
+// with a warning, so that every state the parser can reach can still be
+// completed to a string of the language.
+func Compile(g *Grammar) (*Prog, error) {
+	c := &compiler{g: g, index: map[string]int{}, prog: &Prog{}}
+	for i, r := range g.Rules {
+		if _, dup := c.index[r.Name]; dup {
+			return nil, errorf(r.Pos, "rule %s is defined twice", r.Name)
+		}
+		c.index[r.Name] = i
+	}
+	start, ok := c.index[g.Start]
+	if !ok {
+		return nil, errorf(Pos{}, "no start rule %q", g.Start)
+	}
+	for _, r := range g.Rules {
+		if err := c.checkRefs(r.Body); err != nil {
+			return nil, err
+		}
+	}
+	c.productivity()
+	if !c.productive[start] {
+		return nil, errorf(g.Rules[start].Pos, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
+	}
+	for i, r := range g.Rules {
+		if !c.productive[i] {
+			g.Warnings = append(g.Warnings, fmt.Sprintf("%s: rule %s matches no string and is never used", r.Pos, r.Name))
+		}
+	}
+	p := c.prog
+	p.Start = start
+	p.Rules = make([]ProgRule, len(g.Rules))
+	for i, r := range g.Rules {
+		p.Rules[i].Name = r.Name
+		match := c.emit(Inst{Op: InstMatch, Arg: uint32(i)})
+		if !c.productive[i] {
+			p.Rules[i].Start = c.emit(Inst{Op: InstFail})
+			continue
+		}
+		entry, err := c.compile(r.Body, match)
+		if err != nil {
+			return nil, err
+		}
+		p.Rules[i].Start = entry
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	c.nullable()
+	return p, nil
+}
+
+type compiler struct {
+	g          *Grammar
+	index      map[string]int
+	prog       *Prog
+	productive []bool
+	err        error
+}
+
+func (c *compiler) checkRefs(n *Node) error {
+	switch n.Op {
+	case OpRef:
+		if _, ok := c.index[n.Name]; !ok {
+			return errorf(n.Pos, "undefined rule %s", n.Name)
+		}
+	case OpClass:
+		if len(n.Ranges) == 0 {
+			return errorf(n.Pos, "empty character class matches nothing")
+		}
+	case OpRepeat:
+		if n.Min < 0 || (n.Max >= 0 && n.Max < n.Min) {
+			return errorf(n.Pos, "bad repetition {%d,%d}", n.Min, n.Max)
+		}
+	case OpToken:
+		if len(n.Tokens) == 0 {
+			return errorf(n.Pos, "empty token set")
+		}
+	}
+	for _, s := range n.Subs {
+		if err := c.checkRefs(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// productivity finds the rules that derive at least one string.
+func (c *compiler) productivity() {
+	c.productive = make([]bool, len(c.g.Rules))
+	for changed := true; changed; {
+		changed = false
+		for i, r := range c.g.Rules {
+			if !c.productive[i] && c.nodeProductive(r.Body) {
+				c.productive[i] = true
+				changed = true
+			}
+		}
+	}
+}
+
+func (c *compiler) nodeProductive(n *Node) bool {
+	switch n.Op {
+	case OpSeq:
+		for _, s := range n.Subs {
+			if !c.nodeProductive(s) {
+				return false
+			}
+		}
+		return true
+	case OpAlt:
+		for _, s := range n.Subs {
+			if c.nodeProductive(s) {
+				return true
+			}
+		}
+		return false
+	case OpRepeat:
+		return n.Min == 0 || c.nodeProductive(n.Subs[0])
+	case OpRef:
+		return c.productive[c.index[n.Name]]
+	case OpClass:
+		return len(n.Ranges) > 0
+	}
+	return true
+}
+
+func (c *compiler) emit(in Inst) uint32 {
+	if len(c.prog.Inst) >= MaxInst && c.err == nil {
+		c.err = fmt.Errorf("grammar too large: more than %d instructions (reduce bounded repetitions)", MaxInst)
+	}
+	if c.err != nil {
+		return 0
+	}
+	c.prog.Inst = append(c.prog.Inst, in)
+	return uint32(len(c.prog.Inst) - 1)
+}
+
+func (c *compiler) split(a, b uint32) uint32 { return c.emit(Inst{Op: InstSplit, Out: a, Arg: b}) }
+
+// compile emits n so that it continues at next, and returns its entry.
+// n is productive.
+func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	switch n.Op {
+	case OpEmpty:
+		return next, nil
+	case OpLit:
+		var b []byte
+		for _, r := range n.Runes {
+			if r < 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
+				return 0, errorf(n.Pos, "code point U+%04X cannot be encoded in UTF-8", r)
+			}
+			b = utf8.AppendRune(b, r)
+		}
+		return c.bytes(b, next), nil
+	case OpBytes:
+		return c.bytes(n.Bytes, next), nil
+	case OpClass:
+		var alts []uint32
+		for i := 0; i+1 < len(n.Ranges); i += 2 {
+			for _, seq := range utf8Sequences(n.Ranges[i], n.Ranges[i+1]) {
+				at := next
+				for j := len(seq) - 1; j >= 0; j-- {
+					at = c.emit(Inst{Op: InstByte, Lo: seq[j].lo, Hi: seq[j].hi, Out: at})
+				}
+				alts = append(alts, at)
+			}
+		}
+		if len(alts) == 0 {
+			return 0, errorf(n.Pos, "character class %s has no encodable code point", n)
+		}
+		return c.alts(alts), nil
+	case OpSeq:
+		at := next
+		for i := len(n.Subs) - 1; i >= 0; i-- {
+			var err error
+			if at, err = c.compile(n.Subs[i], at); err != nil {
+				return 0, err
+			}
+		}
+		return at, nil
+	case OpAlt:
+		var alts []uint32
+		for _, s := range n.Subs {
+			if !c.nodeProductive(s) {
+				continue
+			}
+			e, err := c.compile(s, next)
+			if err != nil {
+				return 0, err
+			}
+			alts = append(alts, e)
+		}
+		return c.alts(alts), nil
+	case OpRepeat:
+		sub := n.Subs[0]
+		if !c.nodeProductive(sub) { // then Min is 0: only the empty repetition
+			return next, nil
+		}
+		at := next
+		if n.Max < 0 {
+			loop := c.split(0, next)
+			body, err := c.compile(sub, loop)
+			if err != nil {
+				return 0, err
+			}
+			c.prog.Inst[loop].Out = body
+			at = loop
+		} else {
+			for range n.Max - n.Min {
+				body, err := c.compile(sub, at)
+				if err != nil {
+					return 0, err
+				}
+				at = c.split(body, next)
+			}
+		}
+		for range n.Min {
+			var err error
+			if at, err = c.compile(sub, at); err != nil {
+				return 0, err
+			}
+		}
+		return at, nil
+	case OpRef:
+		return c.emit(Inst{Op: InstCall, Arg: uint32(c.index[n.Name]), Out: next}), nil
+	case OpToken:
+		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
+		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
+	}
+	return 0, errorf(n.Pos, "cannot compile %s node", n.Op)
+}
+
+func (c *compiler) bytes(b []byte, next uint32) uint32 {
+	at := next
+	for i := len(b) - 1; i >= 0; i-- {
+		at = c.emit(Inst{Op: InstByte, Lo: b[i], Hi: b[i], Out: at})
+	}
+	return at
+}
+
+// alts returns an entry that branches to every one of entries.
+func (c *compiler) alts(entries []uint32) uint32 {
+	if len(entries) == 0 {
+		return c.emit(Inst{Op: InstFail})
+	}
+	at := entries[len(entries)-1]
+	for i := len(entries) - 2; i >= 0; i-- {
+		at = c.split(entries[i], at)
+	}
+	return at
+}
+
+// nullable marks the rules that match the empty string.
+func (c *compiler) nullable() {
+	p := c.prog
+	seen := make([]uint32, len(p.Inst)) // generation stamps
+	gen := uint32(0)
+	var reach func(pc uint32) bool
+	reach = func(pc uint32) bool {
+		if seen[pc] == gen {
+			return false
+		}
+		seen[pc] = gen
+		in := p.Inst[pc]
+		switch in.Op {
+		case InstMatch:
+			return true
+		case InstSplit:
+			return reach(in.Out) || reach(in.Arg)
+		case InstCall:
+			return p.Rules[in.Arg].Nullable && reach(in.Out)
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range p.Rules {
+			if p.Rules[i].Nullable {
+				continue
+			}
+			gen++
+			if reach(p.Rules[i].Start) {
+				p.Rules[i].Nullable = true
+				changed = true
+			}
+		}
+	}
+}

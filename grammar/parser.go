@@ -1,0 +1,280 @@
+package grammar
+
+import (
+	"fmt"
+	"strings"
+)
+
+// item is an Earley item: instruction pc of some rule, which that rule's
+// current invocation entered at set origin. Only items at instructions
+// that consume input (byte, token), wait for a rule (call) or end a rule
+// (match) are stored; splits are followed as they are added.
+type item struct {
+	pc     uint32
+	origin uint32
+}
+
+// Parser recognises a Prog's language byte by byte with Earley's
+// algorithm. It keeps one Earley set per step; Push adds a set, Pop
+// removes sets, so a speculative walk (a token trie, say) pushes bytes and
+// pops back. A Parser is not safe for concurrent use; many may share one
+// Prog.
+type Parser struct {
+	prog  *Prog
+	items []item   // the items of every set, set after set
+	sets  []uint32 // sets[i] is where set i starts in items
+	// seen deduplicates the items of the set being built.
+	seen    []seenSlot
+	seenGen uint32
+	seenN   int    // keys marked in the set being built
+	buildAt uint32 // index of the set being built
+}
+
+type seenSlot struct {
+	key uint64
+	gen uint32
+}
+
+// NewParser returns a parser at the start of p's language.
+func NewParser(p *Prog) *Parser {
+	ps := &Parser{prog: p, seen: make([]seenSlot, 256)}
+	ps.Reset()
+	return ps
+}
+
+// Reset returns the parser to the start of the language.
+func (ps *Parser) Reset() {
+	ps.items = ps.items[:0]
+	ps.sets = append(ps.sets[:0], 0)
+	ps.begin(0)
+	ps.add(ps.prog.Rules[ps.prog.Start].Start, 0)
+	ps.close(0)
+}
+
+// Len returns the number of steps taken (pushed bytes and tokens).
+func (ps *Parser) Len() int { return len(ps.sets) - 1 }
+
+// Pop undoes the last n steps.
+func (ps *Parser) Pop(n int) {
+	if n <= 0 {
+		return
+	}
+	k := len(ps.sets) - n
+	ps.items = ps.items[:ps.sets[k]]
+	ps.sets = ps.sets[:k]
+}
+
+// Truncate undoes steps until Len() is n: a snapshot is just a length.
+func (ps *Parser) Truncate(n int) { ps.Pop(ps.Len() - n) }
+
+// set returns the items of set i.
+func (ps *Parser) set(i int) []item {
+	end := uint32(len(ps.items))
+	if i+1 < len(ps.sets) {
+		end = ps.sets[i+1]
+	}
+	return ps.items[ps.sets[i]:end]
+}
+
+// Push consumes byte b. It returns false, and changes nothing, when b
+// cannot continue the parse.
+func (ps *Parser) Push(b byte) bool {
+	cur := len(ps.sets) - 1
+	start := uint32(len(ps.items))
+	ps.sets = append(ps.sets, start)
+	ps.begin(uint32(cur + 1))
+	for _, it := range ps.set(cur) {
+		in := &ps.prog.Inst[it.pc]
+		if in.Op == InstByte && in.Lo <= b && b <= in.Hi {
+			ps.add(in.Out, it.origin)
+		}
+	}
+	return ps.finish(start)
+}
+
+// PushToken consumes one whole token for the token terminals of the
+// grammar: inSet(k) reports whether the token belongs to token set k of
+// the Prog (negation already applied). It returns false, and changes
+// nothing, when no token terminal accepts it.
+func (ps *Parser) PushToken(inSet func(set int) bool) bool {
+	cur := len(ps.sets) - 1
+	start := uint32(len(ps.items))
+	ps.sets = append(ps.sets, start)
+	ps.begin(uint32(cur + 1))
+	for _, it := range ps.set(cur) {
+		in := &ps.prog.Inst[it.pc]
+		if in.Op == InstToken && inSet(int(in.Arg)) {
+			ps.add(in.Out, it.origin)
+		}
+	}
+	return ps.finish(start)
+}
+
+func (ps *Parser) finish(start uint32) bool {
+	if uint32(len(ps.items)) == start {
+		ps.sets = ps.sets[:len(ps.sets)-1]
+		return false
+	}
+	ps.close(start)
+	return true
+}
+
+// begin starts deduplication for the set being built.
+func (ps *Parser) begin(set uint32) {
+	ps.buildAt = set
+	ps.seenN = 0
+	ps.seenGen++
+	if ps.seenGen == 0 { // wrapped: clear the stamps
+		clear(ps.seen)
+		ps.seenGen = 1
+	}
+}
+
+// add adds item (pc, origin) to the set being built, following splits.
+func (ps *Parser) add(pc, origin uint32) {
+	for {
+		in := &ps.prog.Inst[pc]
+		if in.Op == InstFail {
+			return
+		}
+		if !ps.mark(uint64(pc)<<32 | uint64(origin)) {
+			return
+		}
+		if in.Op != InstSplit {
+			ps.items = append(ps.items, item{pc, origin})
+			return
+		}
+		ps.add(in.Out, origin)
+		pc = in.Arg
+	}
+}
+
+// mark records key in the set being built; false if it was there.
+func (ps *Parser) mark(key uint64) bool {
+	if 2*(ps.seenN+1) > len(ps.seen) {
+		ps.grow()
+	}
+	mask := uint64(len(ps.seen) - 1)
+	h := (key * 0x9E3779B97F4A7C15) >> 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &ps.seen[i]
+		if s.gen != ps.seenGen {
+			s.key, s.gen = key, ps.seenGen
+			ps.seenN++
+			return true
+		}
+		if s.key == key {
+			return false
+		}
+	}
+}
+
+// grow doubles the dedup table, keeping the keys of the set being built.
+func (ps *Parser) grow() {
+	old := ps.seen
+	ps.seen = make([]seenSlot, 2*len(old))
+	mask := uint64(len(ps.seen) - 1)
+	for _, s := range old {
+		if s.gen != ps.seenGen {
+			continue
+		}
+		h := (s.key * 0x9E3779B97F4A7C15) >> 32
+		for i := h & mask; ; i = (i + 1) & mask {
+			if ps.seen[i].gen != ps.seenGen {
+				ps.seen[i] = s
+				break
+			}
+		}
+	}
+}
+
+// close runs prediction and completion over the items of the set being
+// built, from index from on, until nothing new is added.
+func (ps *Parser) close(from uint32) {
+	cur := ps.buildAt
+	for k := from; k < uint32(len(ps.items)); k++ {
+		it := ps.items[k]
+		in := &ps.prog.Inst[it.pc]
+		switch in.Op {
+		case InstCall:
+			r := &ps.prog.Rules[in.Arg]
+			ps.add(r.Start, cur)
+			if r.Nullable { // Aycock–Horspool: step over a rule that can be empty
+				ps.add(in.Out, it.origin)
+			}
+		case InstMatch:
+			rule := in.Arg
+			if it.origin == cur {
+				continue // an empty completion: callers stepped over it when they predicted
+			}
+			for _, w := range ps.set(int(it.origin)) {
+				win := &ps.prog.Inst[w.pc]
+				if win.Op == InstCall && win.Arg == rule {
+					ps.add(win.Out, w.origin)
+				}
+			}
+		}
+	}
+}
+
+// CanEnd reports whether the input so far is a whole sentence.
+func (ps *Parser) CanEnd() bool {
+	for _, it := range ps.set(len(ps.sets) - 1) {
+		in := &ps.prog.Inst[it.pc]
+		if in.Op == InstMatch && it.origin == 0 && int(in.Arg) == ps.prog.Start {
+			return true
+		}
+	}
+	return false
+}
+
+// Next describes what may come next: the bytes that can be pushed (a
+// 256-bit set), and whether a token terminal is waiting.
+func (ps *Parser) Next() (bytes [4]uint64, token bool) {
+	for _, it := range ps.set(len(ps.sets) - 1) {
+		in := &ps.prog.Inst[it.pc]
+		switch in.Op {
+		case InstByte:
+			for c := int(in.Lo); c <= int(in.Hi); c++ {
+				bytes[c>>6] |= 1 << (c & 63)
+			}
+		case InstToken:
+			token = true
+		}
+	}
+	return bytes, token
+}
+
+// Expected returns a readable list of what may come next, for errors.
+func (ps *Parser) Expected() string {
+	bs, tok := ps.Next()
+	var parts []string
+	for c := 0; c < 256; c++ {
+		if bs[c>>6]&(1<<(c&63)) == 0 {
+			continue
+		}
+		lo := c
+		for c+1 < 256 && bs[(c+1)>>6]&(1<<((c+1)&63)) != 0 {
+			c++
+		}
+		if lo == c {
+			parts = append(parts, fmt.Sprintf("%q", byte(lo)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%q-%q", byte(lo), byte(c)))
+		}
+	}
+	if tok {
+		parts = append(parts, "a token terminal")
+	}
+	if ps.CanEnd() {
+		parts = append(parts, "end of input")
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Items returns how many Earley items the parser holds, for memory
+// accounting.
+func (ps *Parser) Items() int { return len(ps.items) }
