@@ -28,6 +28,7 @@ type Parser struct {
 	seenGen uint32
 	seenN   int    // keys marked in the set being built
 	buildAt uint32 // index of the set being built
+	kernel  []item // scratch for AdvanceToken
 }
 
 type seenSlot struct {
@@ -278,3 +279,69 @@ func (ps *Parser) Expected() string {
 // Items returns how many Earley items the parser holds, for memory
 // accounting.
 func (ps *Parser) Items() int { return len(ps.items) }
+
+// AdvanceToken consumes one token: its text byte by byte, and at the
+// same time the token itself for the grammar's token terminals (inSet
+// reports whether it is in token set k; nil when no set holds it). The
+// two paths are merged into one step. It returns false, and changes
+// nothing, when neither path accepts the token.
+func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
+	cur := len(ps.sets) - 1
+	ps.kernel = ps.kernel[:0]
+	if inSet != nil {
+		for _, it := range ps.set(cur) {
+			in := &ps.prog.Inst[it.pc]
+			if in.Op == InstToken && inSet(int(in.Arg)) {
+				ps.kernel = append(ps.kernel, item{in.Out, it.origin})
+			}
+		}
+	}
+	n := 0
+	for _, b := range text {
+		if !ps.Push(b) {
+			break
+		}
+		n++
+	}
+	bytesOK := len(text) > 0 && n == len(text)
+	if !bytesOK {
+		ps.Pop(n)
+	}
+	if len(ps.kernel) == 0 {
+		return bytesOK
+	}
+	if bytesOK {
+		// Merge into the set the bytes built; its dedup marks are current.
+		from := uint32(len(ps.items))
+		for _, k := range ps.kernel {
+			ps.add(k.pc, k.origin)
+		}
+		ps.close(from)
+		return true
+	}
+	start := uint32(len(ps.items))
+	ps.sets = append(ps.sets, start)
+	ps.begin(uint32(cur + 1))
+	for _, k := range ps.kernel {
+		ps.add(k.pc, k.origin)
+	}
+	return ps.finish(start)
+}
+
+// WaitingTokenSets calls fn for each token set a token terminal waits
+// for at the current step.
+func (ps *Parser) WaitingTokenSets(fn func(set int)) {
+	for _, it := range ps.set(len(ps.sets) - 1) {
+		if in := &ps.prog.Inst[it.pc]; in.Op == InstToken {
+			fn(int(in.Arg))
+		}
+	}
+}
+
+// CopyFrom makes ps an independent copy of other's state (both must run
+// the same Prog).
+func (ps *Parser) CopyFrom(other *Parser) {
+	ps.prog = other.prog
+	ps.items = append(ps.items[:0], other.items...)
+	ps.sets = append(ps.sets[:0], other.sets...)
+}

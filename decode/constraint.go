@@ -1,0 +1,205 @@
+package decode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// Constraint decides, at every step of a generation, which tokens may
+// come next. It holds one sequence's state and is not safe for
+// concurrent use; Clone gives an independent copy for a branch.
+type Constraint interface {
+	// FillMask sets in mask (one bit per logit: bit t%32 of word t/32)
+	// exactly the tokens that may come next, end-of-generation tokens
+	// included when the output may end here, and clears every other bit.
+	FillMask(mask []uint32) error
+	// Advance commits token t. A token the mask refuses is an error, and
+	// the constraint stays as it was.
+	Advance(t int) error
+	// CanEnd reports whether the output so far is complete.
+	CanEnd() bool
+	// Snapshot returns a mark to Restore later: the number of tokens
+	// advanced.
+	Snapshot() int
+	// Restore returns to a Snapshot taken earlier.
+	Restore(mark int)
+	// Clone returns an independent copy in the same state.
+	Clone() Constraint
+}
+
+// MaskWords returns how many uint32 words a mask over n logits takes.
+func MaskWords(n int) int { return (n + 31) / 32 }
+
+// Automaton is a grammar bound to a vocabulary: the compiled grammar,
+// the vocabulary's token trie, and the grammar's token terminals
+// resolved to token ids. It is immutable and safe for concurrent use;
+// NewMatcher gives each sequence its own state.
+type Automaton struct {
+	prog      *grammar.Prog
+	vocab     *Vocab
+	trie      *TokenTrie
+	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
+	eogMask   []uint32
+}
+
+// NewAutomaton binds prog to vocabulary v, whose trie is t (shared by
+// every grammar on v; build it once with NewTokenTrie). A token terminal
+// that names no token of v is an error.
+func NewAutomaton(prog *grammar.Prog, v *Vocab, t *TokenTrie) (*Automaton, error) {
+	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len()))}
+	for _, id := range v.EOG() {
+		a.eogMask[id/32] |= 1 << (id % 32)
+	}
+	for _, ts := range prog.TokenSets {
+		set := make([]uint32, MaskWords(v.Len()))
+		for _, ref := range ts.Tokens {
+			id := ref.ID
+			if ref.Text != "" {
+				id = -1
+				for t := range v.Len() {
+					if v.Piece(t) == ref.Text {
+						id = t
+						break
+					}
+				}
+				if id < 0 {
+					return nil, fmt.Errorf("token %s: no such token in the vocabulary", ref.Text)
+				}
+			}
+			if id < 0 || id >= v.Len() {
+				return nil, fmt.Errorf("token %s: id outside the vocabulary of %d", ref, v.Len())
+			}
+			set[id/32] |= 1 << (id % 32)
+		}
+		if ts.Negated {
+			for i := range set {
+				set[i] = ^set[i] &^ a.eogMask[i]
+			}
+			if tail := v.Len() % 32; tail != 0 {
+				set[len(set)-1] &= 1<<tail - 1
+			}
+		}
+		a.tokenSets = append(a.tokenSets, set)
+	}
+	return a, nil
+}
+
+// Vocab returns the vocabulary the automaton is bound to.
+func (a *Automaton) Vocab() *Vocab { return a.vocab }
+
+// NewMatcher returns a matcher at the start of the grammar.
+func (a *Automaton) NewMatcher() *Matcher {
+	return &Matcher{a: a, p: grammar.NewParser(a.prog)}
+}
+
+// Matcher is one sequence's position in an Automaton. It implements
+// Constraint. Its state is the grammar parser's stack of Earley sets, so
+// a snapshot is a length and Restore pops back to it.
+type Matcher struct {
+	a     *Automaton
+	p     *grammar.Parser
+	steps []int // parser length after each advanced token
+	ended bool  // an end-of-generation token was advanced
+	endAt int   // len(steps) right after that token
+	tok   int   // the token being tested by inSet
+}
+
+var _ Constraint = (*Matcher)(nil)
+
+// ErrEnded is returned by Advance after an end-of-generation token.
+var ErrEnded = errors.New("constraint: the output has ended")
+
+func (m *Matcher) inSet(set int) bool {
+	return m.a.tokenSets[set][m.tok/32]&(1<<(m.tok%32)) != 0
+}
+
+// FillMask sets the bits of the tokens that may come next.
+func (m *Matcher) FillMask(mask []uint32) error {
+	if len(mask) < MaskWords(m.a.vocab.Len()) {
+		return fmt.Errorf("mask of %d words is too small for %d tokens", len(mask), m.a.vocab.Len())
+	}
+	clear(mask)
+	if m.ended {
+		return nil
+	}
+	m.a.trie.Walk(m.p, func(tok int32) { mask[tok/32] |= 1 << (tok % 32) })
+	m.p.WaitingTokenSets(func(set int) {
+		for i, w := range m.a.tokenSets[set] {
+			mask[i] |= w
+		}
+	})
+	if m.p.CanEnd() {
+		for i, w := range m.a.eogMask {
+			mask[i] |= w
+		}
+	}
+	return nil
+}
+
+// Advance commits token t.
+func (m *Matcher) Advance(t int) error {
+	v := m.a.vocab
+	switch {
+	case m.ended:
+		return ErrEnded
+	case t < 0 || t >= v.Len():
+		return fmt.Errorf("token %d is outside the vocabulary of %d", t, v.Len())
+	case v.IsEOG(t):
+		if !m.p.CanEnd() {
+			return fmt.Errorf("end-of-generation token %d (%q) refused: the output is not complete; expected %s", t, v.Piece(t), m.p.Expected())
+		}
+		m.ended = true
+		m.steps = append(m.steps, m.p.Len())
+		m.endAt = len(m.steps)
+		return nil
+	}
+	var text []byte
+	if !v.Kind(t).Special() && v.Kind(t) != KindUnused {
+		text = v.Bytes(t)
+	}
+	m.tok = t
+	if !m.p.AdvanceToken(text, m.inSet) {
+		return fmt.Errorf("token %d (%q) refused: expected %s", t, v.Bytes(t), m.p.Expected())
+	}
+	m.steps = append(m.steps, m.p.Len())
+	return nil
+}
+
+// CanEnd reports whether the output may end here.
+func (m *Matcher) CanEnd() bool { return m.ended || m.p.CanEnd() }
+
+// Snapshot returns the number of tokens advanced.
+func (m *Matcher) Snapshot() int { return len(m.steps) }
+
+// Restore returns to a snapshot.
+func (m *Matcher) Restore(mark int) {
+	if mark < 0 || mark > len(m.steps) {
+		panic(fmt.Sprintf("decode: Restore(%d) outside [0, %d]", mark, len(m.steps)))
+	}
+	at := 0
+	if mark > 0 {
+		at = m.steps[mark-1]
+	}
+	m.p.Truncate(at)
+	m.steps = m.steps[:mark]
+	if m.ended && mark < m.endAt {
+		m.ended, m.endAt = false, 0
+	}
+}
+
+// Clone returns an independent matcher in the same state.
+func (m *Matcher) Clone() Constraint {
+	c := m.a.NewMatcher()
+	c.p.CopyFrom(m.p)
+	c.steps = append([]int(nil), m.steps...)
+	c.ended, c.endAt = m.ended, m.endAt
+	return c
+}
+
+// Expected describes what may come next, for error messages.
+func (m *Matcher) Expected() string { return m.p.Expected() }
+
+// Parser exposes the byte-level parser, for tools that walk it.
+func (m *Matcher) Parser() *grammar.Parser { return m.p }

@@ -1,0 +1,194 @@
+package decode_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/internal/shared"
+)
+
+func automaton(t testing.TB, v *decode.Vocab, src string) *decode.Automaton {
+	t.Helper()
+	g, err := gbnf.Parse("test.gbnf", src)
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
+	require.NoError(t, err)
+	return a
+}
+
+func allowed(mask []uint32, t int) bool { return mask[t/32]&(1<<(t%32)) != 0 }
+
+// checkMaskInvariant asserts that exactly the tokens the mask allows are
+// accepted by Advance, and that a refused Advance changes nothing.
+func checkMaskInvariant(t *testing.T, m *decode.Matcher, v *decode.Vocab, mask []uint32) {
+	t.Helper()
+	require.NoError(t, m.FillMask(mask))
+	mark := m.Snapshot()
+	for tok := range v.Len() {
+		err := m.Advance(tok)
+		if allowed(mask, tok) {
+			require.NoError(t, err, "token %d %q allowed by the mask but refused", tok, v.Bytes(tok))
+			m.Restore(mark)
+		} else {
+			require.Error(t, err, "token %d %q refused by the mask but accepted", tok, v.Bytes(tok))
+		}
+	}
+	again := make([]uint32, len(mask))
+	require.NoError(t, m.FillMask(again))
+	require.Equal(t, mask, again, "masks after restore equal those before")
+}
+
+const arithmetic = `root ::= expr
+expr ::= term ("+" term | "-" term)*
+term ::= factor ("*" factor)*
+factor ::= [0-9]+ | "(" expr ")" | " " factor
+`
+
+func TestMatcherInvariantsRandomWalks(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := automaton(t, v, arithmetic)
+	r := rand.New(rand.NewPCG(1, 1))
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	for walk := range 20 {
+		m := a.NewMatcher()
+		var text []byte
+		for step := 0; step < 40; step++ {
+			checkMaskInvariant(t, m, v, mask)
+			var ok []int
+			for tok := range v.Len() {
+				if allowed(mask, tok) {
+					ok = append(ok, tok)
+				}
+			}
+			require.NotEmpty(t, ok, "walk %d step %d: a live state always allows something", walk, step)
+			tok := ok[r.IntN(len(ok))]
+			require.NoError(t, m.Advance(tok))
+			if v.IsEOG(tok) {
+				break
+			}
+			text = append(text, v.Bytes(tok)...)
+		}
+		// Soundness: the text so far is a prefix of the language, and a
+		// whole sentence where the matcher says it can end.
+		assert.True(t, isArithmeticPrefix(string(text)), "%q", text)
+	}
+}
+
+// isArithmeticPrefix is an independent recogniser of prefixes of the
+// arithmetic language (digits, + - *, balanced parentheses, spaces before
+// factors).
+func isArithmeticPrefix(s string) bool {
+	depth := 0
+	needFactor := true
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			needFactor = false
+		case c == ' ':
+			if !needFactor {
+				return false
+			}
+		case c == '(':
+			if !needFactor {
+				return false
+			}
+			depth++
+		case c == ')':
+			if needFactor || depth == 0 {
+				return false
+			}
+			depth--
+		case c == '+' || c == '-' || c == '*':
+			if needFactor {
+				return false
+			}
+			needFactor = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func TestMatcherEndAndRestore(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := automaton(t, v, `root ::= "ab" | "abc"`)
+	m := a.NewMatcher()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	require.NoError(t, m.FillMask(mask))
+	assert.False(t, allowed(mask, fixture.EOS), "EOS only where the output can end")
+	require.NoError(t, m.Advance(fixture.Raw('a')))
+	require.NoError(t, m.Advance(fixture.Raw('b')))
+	require.NoError(t, m.FillMask(mask))
+	assert.True(t, allowed(mask, fixture.EOS))
+	assert.True(t, allowed(mask, fixture.Raw('c')))
+	s := m.Snapshot()
+	require.NoError(t, m.Advance(fixture.EOS))
+	assert.ErrorIs(t, m.Advance(fixture.Raw('c')), decode.ErrEnded)
+	m.Restore(s)
+	require.NoError(t, m.Advance(fixture.Raw('c')))
+	require.NoError(t, m.FillMask(mask))
+	for tok := range v.Len() {
+		assert.Equal(t, v.IsEOG(tok), allowed(mask, tok), "only EOG after abc")
+	}
+	err := a.NewMatcher().Advance(fixture.Raw('z'))
+	assert.ErrorContains(t, err, "expected 'a'")
+}
+
+func TestTokenTerminals(t *testing.T) {
+	v := fixture.New().Vocab()
+	// </s> (EOS) named as a token terminal; and "any token but 'x'".
+	a := automaton(t, v, `root ::= "a" !<[122]> "b"`)
+	m := a.NewMatcher()
+	require.NoError(t, m.Advance(fixture.Raw('a')))
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	require.NoError(t, m.FillMask(mask))
+	assert.False(t, allowed(mask, 122))
+	assert.True(t, allowed(mask, 0), "control token <s> is a token too")
+	assert.False(t, allowed(mask, fixture.EOS), "EOG is not 'any token'")
+	require.NoError(t, m.Advance(0))
+	require.NoError(t, m.Advance(fixture.Raw('b')))
+	assert.True(t, m.CanEnd())
+
+	_, err := decode.NewAutomaton(mustCompile(t, `root ::= <|nope|>`), v, decode.NewTokenTrie(v))
+	assert.ErrorContains(t, err, "<|nope|>: no such token")
+}
+
+func mustCompile(t *testing.T, src string) *grammar.Prog {
+	g, err := gbnf.Parse("t", src)
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	return p
+}
+
+func TestTrieWalkVisitsEveryToken(t *testing.T) {
+	path := shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")
+	v, err := decode.LoadVocab(path)
+	require.NoError(t, err)
+	a := automaton(t, v, `root ::= [\x00-\U0010FFFF]*`) // any UTF-8 text... and bytes that start it
+	m := a.NewMatcher()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	require.NoError(t, m.FillMask(mask))
+	n := 0
+	for tok := range v.Len() {
+		if allowed(mask, tok) {
+			n++
+		}
+	}
+	t.Logf("%d of %d tokens allowed by 'any text'", n, v.Len())
+	assert.Greater(t, n, 120000)
+	_ = os.Getenv
+	_ = filepath.Join
+}

@@ -1,0 +1,416 @@
+// Package gbnf parses llama.cpp's grammar format (GBNF) into a
+// grammar.Grammar.
+//
+// The syntax: rules "name ::= body", "root" is the start; quoted
+// literals, character classes "[a-z]" and negated ones "[^...]" with the
+// escapes \x## \u#### \U######## \t \r \n \\ \" \[ \] (and \- and \^ in
+// classes); "." for any character; grouping "( )"; alternation "|";
+// repetition "*", "+", "?", "{m}", "{m,}", "{m,n}"; "#" comments; token
+// terminals "<[123]>" by id, "<|eot_id|>" by text, and "!" before either
+// for any token but that one. A rule may span lines.
+package gbnf
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// The tree participle builds. Lowering to grammar.Node is a separate pass.
+
+type file struct {
+	Rules []*rule `parser:"@@*"`
+}
+
+type rule struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident '::='"`
+	Body *alt   `parser:"@@"`
+}
+
+type alt struct {
+	Pos  lexer.Position
+	Seqs []*seq `parser:"@@ ( '|' @@ )*"`
+}
+
+type seq struct {
+	Pos   lexer.Position
+	Items []*item `parser:"@@*"`
+}
+
+type item struct {
+	Pos  lexer.Position
+	Atom *atom  `parser:"@@"`
+	Reps []*rep `parser:"@@*"`
+}
+
+type atom struct {
+	Pos   lexer.Position
+	Ref   *string `parser:"  @Ident (?! '::=')"`
+	Str   *string `parser:"| @String"`
+	Class *string `parser:"| @Class"`
+	Token *string `parser:"| @Token"`
+	Any   bool    `parser:"| @'.'"`
+	Group *alt    `parser:"| '(' @@ ')'"`
+}
+
+type rep struct {
+	Pos   lexer.Position
+	Op    string `parser:"  @('*' | '+' | '?')"`
+	Min   *int   `parser:"| '{' @Int"`
+	Comma bool   `parser:"  ( @','"`
+	Max   *int   `parser:"    @Int? )? '}'"`
+}
+
+var gbnfLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `#[^\r\n]*`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+	{Name: "Define", Pattern: `::=`},
+	{Name: "Int", Pattern: `[0-9]+\b`},
+	{Name: "Ident", Pattern: `[a-zA-Z0-9_-]+`},
+	{Name: "String", Pattern: `"(?:\\.|[^"\\])*"`},
+	{Name: "Class", Pattern: `\[(?:\\.|[^\]\\])*\]`},
+	{Name: "Token", Pattern: `!?<(?:\[[0-9]+\]|[^<>\s]+)>`},
+	{Name: "Punct", Pattern: `[|()*+?{},.]`},
+})
+
+var parser = participle.MustBuild[file](
+	participle.Lexer(gbnfLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(4),
+)
+
+// MaxRepeat bounds the counts of "{m,n}" (as llama.cpp does, with the
+// same number), since repetitions are unrolled.
+const MaxRepeat = 2000
+
+// Parse parses GBNF source. name is used in error messages (a file
+// name, say). The start rule is "root". Errors read
+// "name:line:col: message"; Warnings of the result list unused rules.
+func Parse(name, src string) (g *grammar.Grammar, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			g, err = nil, fmt.Errorf("%s: internal error parsing grammar: %v", name, r)
+		}
+	}()
+	f, err := parser.ParseString(name, src)
+	if err != nil {
+		var pe participle.Error
+		if errors.As(err, &pe) {
+			p := pe.Position()
+			return nil, fmt.Errorf("%s:%d:%d: %s", name, p.Line, p.Column, pe.Message())
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	l := &lowerer{name: name}
+	g = &grammar.Grammar{Start: "root"}
+	for _, r := range f.Rules {
+		body, err := l.alt(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		g.Rules = append(g.Rules, grammar.Rule{Name: r.Name, Pos: pos(r.Pos), Body: body})
+	}
+	if len(g.Rules) == 0 {
+		return nil, fmt.Errorf("%s: the grammar has no rules", name)
+	}
+	if err := check(name, g); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func pos(p lexer.Position) grammar.Pos { return grammar.Pos{Line: p.Line, Col: p.Column} }
+
+type lowerer struct{ name string }
+
+func (l *lowerer) errorf(p lexer.Position, format string, args ...any) error {
+	return fmt.Errorf("%s:%d:%d: %s", l.name, p.Line, p.Column, fmt.Sprintf(format, args...))
+}
+
+func (l *lowerer) alt(a *alt) (*grammar.Node, error) {
+	var subs []*grammar.Node
+	for _, s := range a.Seqs {
+		n, err := l.seq(s)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, n)
+	}
+	if len(subs) == 1 {
+		return subs[0], nil
+	}
+	return &grammar.Node{Op: grammar.OpAlt, Pos: pos(a.Pos), Subs: subs}, nil
+}
+
+func (l *lowerer) seq(s *seq) (*grammar.Node, error) {
+	var subs []*grammar.Node
+	for _, it := range s.Items {
+		n, err := l.item(it)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, n)
+	}
+	switch len(subs) {
+	case 0:
+		return &grammar.Node{Op: grammar.OpEmpty, Pos: pos(s.Pos)}, nil
+	case 1:
+		return subs[0], nil
+	}
+	return &grammar.Node{Op: grammar.OpSeq, Pos: pos(s.Pos), Subs: subs}, nil
+}
+
+func (l *lowerer) item(it *item) (*grammar.Node, error) {
+	n, err := l.atom(it.Atom)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range it.Reps {
+		lo, hi := 0, -1
+		switch {
+		case r.Op == "*":
+		case r.Op == "+":
+			lo = 1
+		case r.Op == "?":
+			hi = 1
+		default:
+			lo = *r.Min
+			switch {
+			case !r.Comma:
+				hi = lo
+			case r.Max != nil:
+				hi = *r.Max
+			}
+			if lo > MaxRepeat || hi > MaxRepeat {
+				return nil, l.errorf(r.Pos, "repetition {%d,%d} exceeds the limit of %d", lo, hi, MaxRepeat)
+			}
+			if hi >= 0 && hi < lo {
+				return nil, l.errorf(r.Pos, "repetition {%d,%d}: the maximum is below the minimum", lo, hi)
+			}
+		}
+		n = &grammar.Node{Op: grammar.OpRepeat, Pos: pos(r.Pos), Subs: []*grammar.Node{n}, Min: lo, Max: hi}
+	}
+	return n, nil
+}
+
+func (l *lowerer) atom(a *atom) (*grammar.Node, error) {
+	p := pos(a.Pos)
+	switch {
+	case a.Ref != nil:
+		return &grammar.Node{Op: grammar.OpRef, Pos: p, Name: *a.Ref}, nil
+	case a.Str != nil:
+		runes, err := l.unescape(a.Pos, (*a.Str)[1:len(*a.Str)-1], false)
+		if err != nil {
+			return nil, err
+		}
+		if len(runes) == 0 {
+			return &grammar.Node{Op: grammar.OpEmpty, Pos: p}, nil
+		}
+		return &grammar.Node{Op: grammar.OpLit, Pos: p, Runes: runes}, nil
+	case a.Class != nil:
+		return l.class(a.Pos, *a.Class)
+	case a.Token != nil:
+		return l.token(a.Pos, *a.Token)
+	case a.Any:
+		return &grammar.Node{Op: grammar.OpClass, Pos: p, Ranges: []rune{0, utf8.MaxRune}}, nil
+	case a.Group != nil:
+		return l.alt(a.Group)
+	}
+	return nil, l.errorf(a.Pos, "empty atom")
+}
+
+// unescape decodes the characters of a literal or class body. In a class,
+// "-" and "^" may also be escaped.
+func (l *lowerer) unescape(at lexer.Position, s string, inClass bool) ([]rune, error) {
+	var out []rune
+	col := at.Column + 1
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, l.errorf(lexer.Position{Line: at.Line, Column: col + i}, "invalid UTF-8 byte %#x", s[i])
+			}
+			out = append(out, r)
+			i += size
+			continue
+		}
+		r, size, err := unescapeOne(s[i:], inClass)
+		if err != nil {
+			return nil, l.errorf(lexer.Position{Line: at.Line, Column: col + i}, "%v", err)
+		}
+		out = append(out, r)
+		i += size
+	}
+	return out, nil
+}
+
+// unescapeOne decodes the escape at the start of s (s[0] is '\\').
+func unescapeOne(s string, inClass bool) (rune, int, error) {
+	if len(s) < 2 {
+		return 0, 0, errors.New(`"\" at the end`)
+	}
+	hex := 0
+	switch s[1] {
+	case 'x':
+		hex = 2
+	case 'u':
+		hex = 4
+	case 'U':
+		hex = 8
+	case 't':
+		return '\t', 2, nil
+	case 'r':
+		return '\r', 2, nil
+	case 'n':
+		return '\n', 2, nil
+	case '\\', '"', '[', ']':
+		return rune(s[1]), 2, nil
+	case '-', '^':
+		if inClass {
+			return rune(s[1]), 2, nil
+		}
+		fallthrough
+	default:
+		return 0, 0, fmt.Errorf("unknown escape %q", s[:2])
+	}
+	if len(s) < 2+hex {
+		return 0, 0, fmt.Errorf("escape %q needs %d hex digits", s, hex)
+	}
+	v, err := strconv.ParseUint(s[2:2+hex], 16, 32)
+	if err != nil {
+		return 0, 0, fmt.Errorf("escape %q needs %d hex digits", s[:2+hex], hex)
+	}
+	if v > utf8.MaxRune || (v >= 0xD800 && v <= 0xDFFF) {
+		return 0, 0, fmt.Errorf("escape %q is not a Unicode scalar value", s[:2+hex])
+	}
+	return rune(v), 2 + hex, nil
+}
+
+func (l *lowerer) class(at lexer.Position, src string) (*grammar.Node, error) {
+	body := src[1 : len(src)-1]
+	negated := strings.HasPrefix(body, "^")
+	if negated {
+		body = body[1:]
+		at.Column++
+	}
+	// Decode with positions kept, so that "-" can be told from "\-".
+	type ch struct {
+		r       rune
+		escaped bool
+	}
+	var chars []ch
+	for i := 0; i < len(body); {
+		if body[i] == '\\' {
+			r, size, err := unescapeOne(body[i:], true)
+			if err != nil {
+				return nil, l.errorf(lexer.Position{Line: at.Line, Column: at.Column + 1 + i}, "%v", err)
+			}
+			chars = append(chars, ch{r, true})
+			i += size
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(body[i:])
+		if r == utf8.RuneError && size == 1 {
+			return nil, l.errorf(lexer.Position{Line: at.Line, Column: at.Column + 1 + i}, "invalid UTF-8 byte %#x", body[i])
+		}
+		chars = append(chars, ch{r, false})
+		i += size
+	}
+	var ranges []rune
+	for i := 0; i < len(chars); i++ {
+		lo, hi := chars[i].r, chars[i].r
+		if i+2 < len(chars) && chars[i+1].r == '-' && !chars[i+1].escaped {
+			hi = chars[i+2].r
+			if hi < lo {
+				return nil, l.errorf(at, "character class %s: range %q-%q is reversed", src, lo, hi)
+			}
+			i += 2
+		}
+		ranges = append(ranges, lo, hi)
+	}
+	if len(ranges) == 0 && !negated {
+		return nil, l.errorf(at, "empty character class %s matches nothing", src)
+	}
+	ranges = grammar.NormalizeRanges(ranges)
+	if negated {
+		ranges = grammar.NegateRanges(ranges)
+		if len(ranges) == 0 {
+			return nil, l.errorf(at, "character class %s excludes every character", src)
+		}
+	}
+	return &grammar.Node{Op: grammar.OpClass, Pos: pos(at), Ranges: ranges}, nil
+}
+
+func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
+	n := &grammar.Node{Op: grammar.OpToken, Pos: pos(at)}
+	if strings.HasPrefix(src, "!") {
+		n.Negated = true
+		src = src[1:]
+	}
+	if strings.HasPrefix(src, "<[") {
+		id, err := strconv.Atoi(src[2 : len(src)-2])
+		if err != nil {
+			return nil, l.errorf(at, "token id in %s: %v", src, err)
+		}
+		n.Tokens = []grammar.TokenRef{{ID: id}}
+		return n, nil
+	}
+	n.Tokens = []grammar.TokenRef{{ID: -1, Text: src}}
+	return n, nil
+}
+
+// check reports undefined rules and the missing start rule as errors,
+// and unused rules as warnings.
+func check(name string, g *grammar.Grammar) error {
+	defined := map[string]int{}
+	for i, r := range g.Rules {
+		if j, dup := defined[r.Name]; dup {
+			return fmt.Errorf("%s:%s: rule %s is defined twice (first at %s)", name, r.Pos, r.Name, g.Rules[j].Pos)
+		}
+		defined[r.Name] = i
+	}
+	if _, ok := defined[g.Start]; !ok {
+		return fmt.Errorf("%s: no %q rule: the grammar starts there", name, g.Start)
+	}
+	used := map[string]bool{g.Start: true}
+	var walk func(n *grammar.Node) error
+	walk = func(n *grammar.Node) error {
+		if n.Op == grammar.OpRef {
+			if _, ok := defined[n.Name]; !ok {
+				return fmt.Errorf("%s:%s: undefined rule %s", name, n.Pos, n.Name)
+			}
+			if !used[n.Name] {
+				used[n.Name] = true
+				if err := walk(g.Rules[defined[n.Name]].Body); err != nil {
+					return err
+				}
+			}
+		}
+		for _, s := range n.Subs {
+			if err := walk(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(g.Rules[defined[g.Start]].Body); err != nil {
+		return err
+	}
+	for _, r := range g.Rules {
+		if !used[r.Name] {
+			if err := walk(r.Body); err != nil { // undefined references in unused rules are errors too
+				return err
+			}
+			g.Warnings = append(g.Warnings, fmt.Sprintf("%s:%s: rule %s is never used", name, r.Pos, r.Name))
+		}
+	}
+	return nil
+}
