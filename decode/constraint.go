@@ -3,6 +3,9 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -42,6 +45,56 @@ type Automaton struct {
 	trie      *TokenTrie
 	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
 	eogMask   []uint32
+
+	// masks caches, per parser state signature, the tokens accepted
+	// whatever lies below the state, and the few whose fate depends on
+	// it (XGrammar's context-independent and context-dependent tokens).
+	mu    sync.RWMutex
+	masks map[string]*stateMask
+}
+
+// stateMask is what a parser state allows, as far as it can be known
+// from the state alone.
+type stateMask struct {
+	acc []uint32   // accepted in any context
+	cd  *TokenTrie // to check against the actual context
+	nCD int
+}
+
+// stateMask returns the cached masks of the matcher's current state,
+// computing them on first use.
+func (a *Automaton) stateMask(p *grammar.Parser, sigBuf []uint32) (*stateMask, []uint32) {
+	sigBuf = p.Signature(sigBuf[:0])
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sigBuf))), 4*len(sigBuf))
+	a.mu.RLock()
+	e := a.masks[key]
+	a.mu.RUnlock()
+	if e != nil {
+		return e, sigBuf
+	}
+	e = &stateMask{acc: make([]uint32, MaskWords(a.vocab.Len()))}
+	var cd []int
+	p.SetLocal(true)
+	a.trie.walkLocal(p, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(tok int32) { cd = append(cd, int(tok)) })
+	p.SetLocal(false)
+	if len(cd) > 0 {
+		e.cd = newTokenTrie(a.vocab, cd)
+		e.nCD = len(cd)
+	}
+	a.mu.Lock()
+	if a.masks == nil {
+		a.masks = map[string]*stateMask{}
+	}
+	a.masks[strings.Clone(key)] = e
+	a.mu.Unlock()
+	return e, sigBuf
+}
+
+// CachedStates returns how many parser states have cached masks.
+func (a *Automaton) CachedStates() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return len(a.masks)
 }
 
 // NewAutomaton binds prog to vocabulary v, whose trie is t (shared by
@@ -91,7 +144,9 @@ func (a *Automaton) Vocab() *Vocab { return a.vocab }
 
 // NewMatcher returns a matcher at the start of the grammar.
 func (a *Automaton) NewMatcher() *Matcher {
-	return &Matcher{a: a, p: grammar.NewParser(a.prog)}
+	m := &Matcher{a: a, p: grammar.NewParser(a.prog)}
+	m.allow = func(tok int32) { m.mask[tok/32] |= 1 << (tok % 32) }
+	return m
 }
 
 // Matcher is one sequence's position in an Automaton. It implements
@@ -104,6 +159,9 @@ type Matcher struct {
 	ended bool  // an end-of-generation token was advanced
 	endAt int   // len(steps) right after that token
 	tok   int   // the token being tested by inSet
+	sig   []uint32
+	mask  []uint32 // the mask being filled, for allow
+	allow func(tok int32)
 }
 
 var _ Constraint = (*Matcher)(nil)
@@ -120,11 +178,17 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	if len(mask) < MaskWords(m.a.vocab.Len()) {
 		return fmt.Errorf("mask of %d words is too small for %d tokens", len(mask), m.a.vocab.Len())
 	}
-	clear(mask)
 	if m.ended {
+		clear(mask)
 		return nil
 	}
-	m.a.trie.Walk(m.p, func(tok int32) { mask[tok/32] |= 1 << (tok % 32) })
+	var e *stateMask
+	e, m.sig = m.a.stateMask(m.p, m.sig)
+	clear(mask[copy(mask, e.acc):])
+	if e.cd != nil {
+		m.mask = mask
+		e.cd.Walk(m.p, m.allow)
+	}
 	m.p.WaitingTokenSets(func(set int) {
 		for i, w := range m.a.tokenSets[set] {
 			mask[i] |= w

@@ -36,6 +36,11 @@ func NewTokenTrie(v *Vocab) *TokenTrie {
 			}
 		}
 	}
+	return newTokenTrie(v, ids)
+}
+
+// newTokenTrie builds the trie of the given tokens of v.
+func newTokenTrie(v *Vocab, ids []int) *TokenTrie {
 	slices.SortFunc(ids, func(a, b int) int {
 		if c := bytes.Compare(v.Bytes(a), v.Bytes(b)); c != 0 {
 			return c
@@ -111,4 +116,42 @@ func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
 		p++
 	}
 	w.Pop(depth)
+}
+
+// walkLocal walks the trie with a parser made local at its current step
+// and sorts tokens into those it accepts (acc) and those whose fate
+// depends on context below that step (cd): the ones refused only after
+// the walk reached the end of a rule that began earlier.
+func (t *TokenTrie) walkLocal(w localWalker, acc, cd func(tok int32)) {
+	depth := 0
+	for p := 0; p < len(t.nodes); {
+		n := &t.nodes[p]
+		if d := int(n.depth) - 1; depth > d {
+			w.Pop(depth - d)
+			depth = d
+		}
+		if !w.Push(n.b) {
+			end := p + int(n.size)
+			if w.Tainted() {
+				for _, tok := range t.toks[n.tokStart:t.nodes[end-1].tokEnd] {
+					cd(tok)
+				}
+			}
+			p = end
+			continue
+		}
+		depth++
+		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
+			acc(tok)
+		}
+		p++
+	}
+	w.Pop(depth)
+}
+
+// localWalker is a ByteWalker that can tell when its answers depend on
+// context it cannot see.
+type localWalker interface {
+	ByteWalker
+	Tainted() bool
 }

@@ -59,10 +59,19 @@ func Compile(g *Grammar) (*Prog, error) {
 			g.Warnings = append(g.Warnings, fmt.Sprintf("%s: rule %s matches no string and is never used", r.Pos, r.Name))
 		}
 	}
+	// Compile the grammar with its non-recursive rules inlined.
+	rules := inline(g.Rules, g.Start)
+	c.g = &Grammar{Rules: rules, Start: g.Start}
+	c.index = map[string]int{}
+	for i, r := range rules {
+		c.index[r.Name] = i
+	}
+	start = c.index[g.Start]
+	c.productivity()
 	p := c.prog
 	p.Start = start
-	p.Rules = make([]ProgRule, len(g.Rules))
-	for i, r := range g.Rules {
+	p.Rules = make([]ProgRule, len(rules))
+	for i, r := range rules {
 		p.Rules[i].Name = r.Name
 		match := c.emit(Inst{Op: InstMatch, Arg: uint32(i)})
 		if !c.productive[i] {

@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -28,6 +29,12 @@ type Parser struct {
 	seenGen uint32
 	seenN   int    // keys marked in the set being built
 	buildAt uint32 // index of the set being built
+	// floor, when above 0, makes the parser local: completing a rule that
+	// began before set floor is not looked up but marks the set tainted,
+	// since what follows depends on context below the floor.
+	floor  uint32
+	taint  []bool // per set
+	taintN int    // tainted sets
 	kernel  []item // scratch for AdvanceToken
 }
 
@@ -47,6 +54,8 @@ func NewParser(p *Prog) *Parser {
 func (ps *Parser) Reset() {
 	ps.items = ps.items[:0]
 	ps.sets = append(ps.sets[:0], 0)
+	ps.taint = append(ps.taint[:0], false)
+	ps.taintN, ps.floor = 0, 0
 	ps.begin(0)
 	ps.add(ps.prog.Rules[ps.prog.Start].Start, 0)
 	ps.close(0)
@@ -63,6 +72,12 @@ func (ps *Parser) Pop(n int) {
 	k := len(ps.sets) - n
 	ps.items = ps.items[:ps.sets[k]]
 	ps.sets = ps.sets[:k]
+	for _, t := range ps.taint[k:] {
+		if t {
+			ps.taintN--
+		}
+	}
+	ps.taint = ps.taint[:k]
 }
 
 // Truncate undoes steps until Len() is n: a snapshot is just a length.
@@ -83,6 +98,7 @@ func (ps *Parser) Push(b byte) bool {
 	cur := len(ps.sets) - 1
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
+	ps.taint = append(ps.taint, false)
 	ps.begin(uint32(cur + 1))
 	for _, it := range ps.set(cur) {
 		in := &ps.prog.Inst[it.pc]
@@ -101,6 +117,7 @@ func (ps *Parser) PushToken(inSet func(set int) bool) bool {
 	cur := len(ps.sets) - 1
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
+	ps.taint = append(ps.taint, false)
 	ps.begin(uint32(cur + 1))
 	for _, it := range ps.set(cur) {
 		in := &ps.prog.Inst[it.pc]
@@ -114,6 +131,7 @@ func (ps *Parser) PushToken(inSet func(set int) bool) bool {
 func (ps *Parser) finish(start uint32) bool {
 	if uint32(len(ps.items)) == start {
 		ps.sets = ps.sets[:len(ps.sets)-1]
+		ps.taint = ps.taint[:len(ps.taint)-1]
 		return false
 	}
 	ps.close(start)
@@ -207,6 +225,13 @@ func (ps *Parser) close(from uint32) {
 			rule := in.Arg
 			if it.origin == cur {
 				continue // an empty completion: callers stepped over it when they predicted
+			}
+			if it.origin < ps.floor {
+				if !ps.taint[cur] {
+					ps.taint[cur] = true
+					ps.taintN++
+				}
+				continue
 			}
 			for _, w := range ps.set(int(it.origin)) {
 				win := &ps.prog.Inst[w.pc]
@@ -321,6 +346,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	}
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
+	ps.taint = append(ps.taint, false)
 	ps.begin(uint32(cur + 1))
 	for _, k := range ps.kernel {
 		ps.add(k.pc, k.origin)
@@ -344,4 +370,41 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.prog = other.prog
 	ps.items = append(ps.items[:0], other.items...)
 	ps.sets = append(ps.sets[:0], other.sets...)
+	ps.taint = append(ps.taint[:0], other.taint...)
+	ps.taintN, ps.floor = other.taintN, other.floor
+}
+
+// SetLocal makes the parser local from the current step on (see
+// Tainted), or, with on false, normal again. A local parser accepts a
+// subset of what the normal one does from the same state.
+func (ps *Parser) SetLocal(on bool) {
+	if on {
+		ps.floor = uint32(len(ps.sets) - 1)
+	} else {
+		ps.floor = 0
+	}
+}
+
+// Tainted reports whether, since SetLocal(true), the local parser
+// reached the end of a rule that began before it: from there on, the
+// normal parser may accept more than the local one.
+func (ps *Parser) Tainted() bool { return ps.taintN > 0 }
+
+// Signature appends to buf a key of the current step's state as a local
+// parser sees it: its items' instructions, and for each whether its rule
+// began at this step or before. Two steps with the same signature accept
+// the same token strings locally.
+func (ps *Parser) Signature(buf []uint32) []uint32 {
+	cur := uint32(len(ps.sets) - 1)
+	start := len(buf)
+	for _, it := range ps.set(int(cur)) {
+		k := it.pc << 1
+		if it.origin == cur {
+			k |= 1
+		}
+		buf = append(buf, k)
+	}
+	sig := buf[start:]
+	slices.Sort(sig)
+	return buf[:start+len(slices.Compact(sig))]
 }
