@@ -35,7 +35,7 @@ type Parser struct {
 	floor  uint32
 	taint  []bool // per set
 	taintN int    // tainted sets
-	kernel  []item // scratch for AdvanceToken
+	kernel []item // scratch for AdvanceToken
 }
 
 type seenSlot struct {
