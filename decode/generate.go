@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"math/bits"
 )
+
+func bits64TrailingZeros(x uint32) int { return bits.TrailingZeros32(x) }
 
 // DefaultMaxTokens is the token budget of a generation whose options set none.
 const DefaultMaxTokens = 256
@@ -27,6 +30,14 @@ type Options struct {
 	Sampling SamplingOptions
 	// Sampler, when set, replaces the built-in sampler.
 	Sampler Sampler
+	// Constraint, when set, restricts every token to what it allows:
+	// the sampler sees the model's log-probabilities masked to the
+	// allowed tokens and renormalised, and each token reports both views.
+	// A token the constraint leaves as the only choice is appended
+	// without sampling (Token.Forced) and evaluated in one batch with the
+	// next. Each branch works on its own Clone. Generation ends when the
+	// constraint allows only end-of-generation.
+	Constraint Constraint
 }
 
 func (o *Options) validate(v *Vocab) error {
@@ -143,8 +154,9 @@ type generator struct {
 	prompt   []int
 	branches []*branch
 	reqs     []EvalRequest
-	logits   []float32 // one row per branch
 	lp       []float32 // scratch log-probabilities
+	clp      []float32 // scratch constrained log-probabilities
+	mask     []uint32  // scratch constraint mask
 	top      []int     // scratch top-N ids
 	first    bool      // no step taken yet
 }
@@ -161,6 +173,9 @@ type branch struct {
 	cut      int     // when stopped by a stop string, the text ends here
 	done     bool
 	finish   string
+	con      Constraint
+	forced   []int     // forced tokens appended to ids, awaiting evaluation
+	logits   []float32 // rows of logits from the last Eval
 }
 
 func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, error) {
@@ -189,9 +204,12 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 		g.maxStop = max(g.maxStop, len(s))
 	}
 	nl := b.NumLogits()
-	g.logits = make([]float32, n*nl)
 	g.lp = make([]float32, nl)
 	g.top = make([]int, 0, opts.TopLogprobs)
+	if opts.Constraint != nil {
+		g.clp = make([]float32, nl)
+		g.mask = make([]uint32, MaskWords(nl))
+	}
 	for i := range n {
 		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+opts.MaxTokens), toks...), cut: -1}
 		br.sampler = opts.Sampler
@@ -202,9 +220,58 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 				return nil, err
 			}
 		}
+		if opts.Constraint != nil {
+			br.con = opts.Constraint.Clone()
+			if err := g.forceAhead(br); err != nil {
+				return nil, err
+			}
+		}
 		g.branches = append(g.branches, br)
 	}
 	return g, nil
+}
+
+// forceAhead appends the tokens the constraint leaves as the only choice,
+// to be evaluated with the next step, and ends the branch when only
+// end-of-generation is left.
+func (g *generator) forceAhead(br *branch) error {
+	for len(br.gen)+len(br.forced) < g.opts.MaxTokens && len(br.ids) < g.b.ContextSize()-1 {
+		if err := br.con.FillMask(g.mask); err != nil {
+			return err
+		}
+		only, n, eogOnly := -1, 0, true
+		for w, bits := range g.mask {
+			for bits != 0 {
+				t := w*32 + bits64TrailingZeros(bits)
+				bits &= bits - 1
+				n++
+				only = t
+				if !g.v.IsEOG(t) {
+					eogOnly = false
+				}
+			}
+			if n > 1 && !eogOnly {
+				return nil
+			}
+		}
+		switch {
+		case n == 0:
+			return errors.New("the constraint allows no token: its state is dead")
+		case eogOnly:
+			if len(br.forced) == 0 {
+				br.finishWith(FinishStop)
+			}
+			return nil // finish once the forced tokens are recorded
+		case n > 1:
+			return nil
+		}
+		if err := br.con.Advance(only); err != nil {
+			return fmt.Errorf("constraint refused the token it forced: %w", err)
+		}
+		br.forced = append(br.forced, only)
+		br.ids = append(br.ids, only)
+	}
+	return nil
 }
 
 func (g *generator) allDone() bool {
@@ -233,7 +300,12 @@ func (g *generator) step(ctx context.Context) error {
 			continue
 		}
 		live = append(live, br)
-		g.reqs = append(g.reqs, EvalRequest{Seq: br.seq, Tokens: br.ids, Want: 1, Logits: g.logits[i*nl : (i+1)*nl]})
+		want := 1 + len(br.forced)
+		if cap(br.logits) < want*nl {
+			br.logits = make([]float32, want*nl)
+		}
+		br.logits = br.logits[:want*nl]
+		g.reqs = append(g.reqs, EvalRequest{Seq: br.seq, Tokens: br.ids, Want: want, Logits: br.logits})
 	}
 	if err := g.b.Eval(ctx, g.reqs); err != nil {
 		if ctx.Err() != nil {
@@ -243,17 +315,53 @@ func (g *generator) step(ctx context.Context) error {
 	}
 	if g.first {
 		g.first = false
-		for i := 1; i < len(g.branches); i++ {
-			copy(g.logits[i*nl:(i+1)*nl], g.logits[:nl])
-			live = append(live, g.branches[i])
+		for _, br := range g.branches[1:] {
+			br.logits = append(br.logits[:0], g.branches[0].logits...)
+			live = append(live, br)
 		}
 	}
 	for _, br := range live {
-		if err := g.advance(br, g.logits[br.seq*nl:(br.seq+1)*nl]); err != nil {
+		for i, f := range br.forced {
+			if br.done {
+				break
+			}
+			if err := g.record(br, br.logits[i*nl:(i+1)*nl], f, true); err != nil {
+				return err
+			}
+		}
+		rows := len(br.forced)
+		br.forced = br.forced[:0]
+		if br.done {
+			continue
+		}
+		if br.con != nil && br.con.CanEnd() {
+			// forceAhead saw only end-of-generation after the forced tokens.
+			if err := br.con.FillMask(g.mask); err != nil {
+				return err
+			}
+			if onlyEOG(g.mask, g.v) {
+				br.finishWith(FinishStop)
+				continue
+			}
+		}
+		if err := g.advance(br, br.logits[rows*nl:(rows+1)*nl]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func onlyEOG(mask []uint32, v *Vocab) bool {
+	for w, bits := range mask {
+		for bits != 0 {
+			t := w*32 + bits64TrailingZeros(bits)
+			bits &= bits - 1
+			if !v.IsEOG(t) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // advance samples branch br's next token from logits and records it.
@@ -265,24 +373,85 @@ func (g *generator) advance(br *branch, logits []float32) (err error) {
 	for id := g.v.Len(); id < len(lp); id++ {
 		lp[id] = float32(math.Inf(-1)) // padding logits stand for no token
 	}
-	id, err := sample(br.sampler, lp)
+	dist := lp
+	if br.con != nil {
+		if err := g.constrain(br, logits); err != nil {
+			return err
+		}
+		dist = g.clp
+	}
+	id, err := sample(br.sampler, dist)
 	if err != nil {
 		return err
+	}
+	if br.con != nil {
+		if err := br.con.Advance(id); err != nil {
+			return fmt.Errorf("constraint refused a token its mask allowed: %w", err)
+		}
 	}
 	if g.v.IsEOG(id) {
 		br.finishWith(FinishStop)
 		return nil
 	}
+	if err := g.record(br, nil, id, false); err != nil || br.done || br.con == nil {
+		return err
+	}
+	return g.forceAhead(br)
+}
+
+// constrain fills g.clp with the log-probabilities of logits masked to
+// what br's constraint allows, renormalised.
+func (g *generator) constrain(br *branch, logits []float32) error {
+	if err := br.con.FillMask(g.mask); err != nil {
+		return err
+	}
+	ninf := float32(math.Inf(-1))
+	for i, x := range logits {
+		if g.mask[i/32]&(1<<(i%32)) != 0 {
+			g.clp[i] = x
+		} else {
+			g.clp[i] = ninf
+		}
+	}
+	if math.IsNaN(LogSoftmax(g.clp, g.clp)) {
+		return errors.New("the constraint allows no token here")
+	}
+	return nil
+}
+
+// record appends token id to br's output with its log-probabilities.
+// For a sampled token (logits nil) g.lp, and g.clp under a constraint,
+// hold the distributions; for a forced one they come from logits.
+func (g *generator) record(br *branch, logits []float32, id int, forced bool) error {
+	lp := g.lp
+	if forced {
+		if math.IsNaN(LogSoftmax(lp, logits)) {
+			return errors.New("the model returned no finite logits")
+		}
+	}
 	tb := g.v.Bytes(id)
-	g.top = TopN(g.top[:0], lp, g.opts.TopLogprobs)
+	g.top = TopN(g.top[:0], lp[:g.v.Len()], g.opts.TopLogprobs)
 	tok := Token{
 		ID:          id,
 		Token:       string(tb),
 		Bytes:       Bytes(tb),
 		Logprob:     float64(lp[id]),
 		TopLogprobs: topLogprobs(g.v, lp, g.top),
+		Forced:      forced,
 	}
-	br.ids = append(br.ids, id)
+	switch {
+	case forced:
+		tok.Constrained = &Logprobs{Logprob: 0}
+		if g.opts.TopLogprobs > 0 {
+			tok.Constrained.TopLogprobs = []TopLogprob{{ID: id, Token: tok.Token, Bytes: tok.Bytes, Logprob: 0}}
+		}
+	case br.con != nil:
+		g.top = TopN(g.top[:0], g.clp[:g.v.Len()], g.opts.TopLogprobs)
+		tok.Constrained = &Logprobs{Logprob: float64(g.clp[id]), TopLogprobs: topLogprobs(g.v, g.clp, g.top)}
+	}
+	if !forced {
+		br.ids = append(br.ids, id)
+	}
 	br.starts = append(br.starts, len(br.text))
 	br.text = append(br.text, tb...)
 	br.gen = append(br.gen, tok)

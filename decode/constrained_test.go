@@ -1,0 +1,81 @@
+package decode_test
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/decode"
+)
+
+func TestConstrainedGenerationFollowsGrammar(t *testing.T) {
+	_, b := newFake(t)
+	a := automaton(t, b.Vocab(), `root ::= "The " ("cat" | "dog" | "bird") " sat on the " [a-z]+ "."`)
+	re := regexp.MustCompile(`^The (cat|dog|bird) sat on the [a-z]+\.$`)
+	for seed := range uint64(20) {
+		c, err := decode.Complete(context.Background(), b, "Once", decode.Options{
+			MaxTokens: 60, TopLogprobs: 3, Constraint: a.NewMatcher(),
+			Sampling: decode.SamplingOptions{Temperature: 1, Seed: seed},
+		})
+		require.NoError(t, err)
+		require.Equal(t, decode.FinishStop, c.FinishReason, "seed %d: %q", seed, c.Text)
+		assert.Regexp(t, re, c.Text)
+		sawForced := false
+		for _, tok := range c.Tokens {
+			require.NotNil(t, tok.Constrained)
+			assert.GreaterOrEqual(t, tok.Constrained.Logprob, tok.Logprob-1e-5, "renormalising never lowers a probability")
+			assert.LessOrEqual(t, tok.Constrained.Logprob, 1e-6)
+			if tok.Forced {
+				sawForced = true
+				assert.Zero(t, tok.Constrained.Logprob)
+			}
+			if n := len(tok.Constrained.TopLogprobs); n > 0 {
+				assert.GreaterOrEqual(t, tok.Constrained.TopLogprobs[0].Logprob, tok.Constrained.Logprob, "the best alternative is at least as likely")
+			}
+		}
+		assert.True(t, sawForced, "\"The \" and \" sat on the \" are forced")
+	}
+}
+
+func TestConstrainedLogprobsRenormalise(t *testing.T) {
+	m, b := newFake(t)
+	a := automaton(t, b.Vocab(), `root ::= ("a" | "b" | "c") "."`)
+	c, err := decode.Complete(context.Background(), b, "The", decode.Options{MaxTokens: 5, TopLogprobs: 3, Constraint: a.NewMatcher()})
+	require.NoError(t, err)
+	require.NotEmpty(t, c.Tokens)
+	first := c.Tokens[0]
+	prompt, _ := b.Tokenize("The", true)
+	row := m.Table[prompt[len(prompt)-1]]
+	z := math.Log(math.Exp(float64(row[b.Vocab().Len()-1]))*0 +
+		math.Exp(float64(row[97+2])) + math.Exp(float64(row[98+2])) + math.Exp(float64(row[99+2])))
+	assert.InDelta(t, float64(row[first.ID])-z, first.Constrained.Logprob, 1e-5)
+	assert.InDelta(t, float64(row[first.ID]), first.Logprob, 1e-5, "raw logprob is the model's")
+	var mass float64
+	for _, alt := range first.Constrained.TopLogprobs {
+		mass += math.Exp(alt.Logprob)
+	}
+	assert.InDelta(t, 1, mass, 1e-5, "the three allowed tokens carry all the constrained mass")
+	assert.Equal(t, ".", c.Tokens[1].Token)
+	assert.True(t, c.Tokens[1].Forced)
+}
+
+func TestConstrainedBranchesAndArithmetic(t *testing.T) {
+	_, b := newFake(t)
+	a := automaton(t, b.Vocab(), arithmetic)
+	cs, err := decode.CompleteN(context.Background(), b, "x", 4, decode.Options{MaxTokens: 30, Constraint: a.NewMatcher(), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: 1}})
+	require.NoError(t, err)
+	for _, c := range cs {
+		assert.True(t, isArithmeticPrefix(c.Text), "%q", c.Text)
+		if c.FinishReason == decode.FinishStop {
+			m := a.NewMatcher()
+			for _, tok := range c.Tokens {
+				require.NoError(t, m.Advance(tok.ID))
+			}
+			assert.True(t, m.CanEnd(), "a stopped output is complete: %q", c.Text)
+		}
+	}
+}
