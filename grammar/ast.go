@@ -183,6 +183,8 @@ func writeRune(b *strings.Builder, r rune) {
 		b.WriteRune(r)
 	case r < utf8.RuneSelf || r > utf8.MaxRune:
 		fmt.Fprintf(b, `\x%02x`, r)
+	case r > 0xffff:
+		fmt.Fprintf(b, `\U%08x`, r)
 	default:
 		fmt.Fprintf(b, `\u%04x`, r)
 	}

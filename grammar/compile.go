@@ -9,7 +9,7 @@ import (
 // repetitions are unrolled ({m,n} costs about n copies of its body), so
 // a grammar that exceeds it is refused with an error rather than
 // compiled into something that exhausts memory.
-const MaxInst = 1 << 22
+const MaxInst = 1 << 20
 
 // Error is a grammar error at a position in the grammar's source.
 type Error struct {
@@ -57,6 +57,14 @@ func Compile(g *Grammar) (*Prog, error) {
 	for i, r := range g.Rules {
 		if !c.productive[i] {
 			g.Warnings = append(g.Warnings, fmt.Sprintf("%s: rule %s matches no string and is never used", r.Pos, r.Name))
+		}
+	}
+	// Refuse before unrolling what would exceed the budget.
+	total := 0
+	for _, r := range g.Rules {
+		total += unrolled(r.Body)
+		if total > MaxInst {
+			return nil, errorf(r.Pos, "grammar too large: unrolling its bounded repetitions would take more than %d instructions", MaxInst)
 		}
 	}
 	// Compile the grammar with its non-recursive rules inlined.
@@ -330,4 +338,32 @@ func (c *compiler) nullable() {
 			}
 		}
 	}
+}
+
+// unrolled estimates the instructions n compiles to, saturating above
+// MaxInst, so that nested bounded repetitions are refused cheaply.
+func unrolled(n *Node) int {
+	size := 1
+	switch n.Op {
+	case OpLit:
+		size = 4 * len(n.Runes)
+	case OpBytes:
+		size = len(n.Bytes)
+	case OpClass:
+		size = 2 * len(n.Ranges)
+	}
+	for _, s := range n.Subs {
+		size += unrolled(s)
+	}
+	if n.Op == OpRepeat {
+		copies := max(n.Min, n.Max, 1)
+		if n.Max < 0 {
+			copies = n.Min + 1
+		}
+		if size > MaxInst/max(copies, 1) {
+			return MaxInst + 1
+		}
+		size *= copies
+	}
+	return min(size, MaxInst+1)
 }

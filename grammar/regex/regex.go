@@ -1,0 +1,125 @@
+// Package regex lowers a regular expression, parsed by Go's
+// regexp/syntax (Perl flags), into a grammar.Grammar whose language is
+// the strings the expression matches entirely, as ^(?:re)$ would.
+//
+// Anchors are allowed only where they are no-ops: ^ or \A at the start,
+// $ or \z at the end. Word boundaries, and anchors anywhere else, are
+// errors: they cannot be expressed by a grammar over the output alone.
+package regex
+
+import (
+	"fmt"
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// Parse parses re and returns the grammar of the strings it matches in
+// full. The grammar's only rule is "root".
+func Parse(re string) (*grammar.Grammar, error) {
+	tree, err := syntax.Parse(re, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q: %w", re, err)
+	}
+	tree = stripAnchors(tree.Simplify())
+	body, err := lower(tree)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q: %w", re, err)
+	}
+	return &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: body}}}, nil
+}
+
+// stripAnchors removes the anchors at the very start and end of the
+// expression, which whole-string matching makes redundant.
+func stripAnchors(re *syntax.Regexp) *syntax.Regexp {
+	isBegin := func(r *syntax.Regexp) bool { return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine }
+	isEnd := func(r *syntax.Regexp) bool { return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine }
+	switch {
+	case isBegin(re) || isEnd(re):
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case re.Op == syntax.OpConcat && len(re.Sub) > 0:
+		subs := re.Sub
+		for len(subs) > 0 && isBegin(subs[0]) {
+			subs = subs[1:]
+		}
+		for len(subs) > 0 && isEnd(subs[len(subs)-1]) {
+			subs = subs[:len(subs)-1]
+		}
+		c := *re
+		c.Sub = subs
+		return &c
+	case re.Op == syntax.OpCapture:
+		c := *re
+		c.Sub = []*syntax.Regexp{stripAnchors(re.Sub[0])}
+		return &c
+	}
+	return re
+}
+
+func lower(re *syntax.Regexp) (*grammar.Node, error) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return &grammar.Node{Op: grammar.OpEmpty}, nil
+	case syntax.OpNoMatch:
+		return nil, fmt.Errorf("the expression matches nothing")
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase == 0 {
+			return &grammar.Node{Op: grammar.OpLit, Runes: append([]rune(nil), re.Rune...)}, nil
+		}
+		var subs []*grammar.Node
+		for _, r := range re.Rune {
+			ranges := []rune{r, r}
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				ranges = append(ranges, f, f)
+			}
+			subs = append(subs, grammar.Class(ranges...))
+		}
+		return grammar.Seq(subs...), nil
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return nil, fmt.Errorf("character class %s matches nothing", re)
+		}
+		return grammar.Class(re.Rune...), nil
+	case syntax.OpAnyChar:
+		return grammar.Class(0, utf8.MaxRune), nil
+	case syntax.OpAnyCharNotNL:
+		return grammar.Class(0, '\n'-1, '\n'+1, utf8.MaxRune), nil
+	case syntax.OpCapture:
+		return lower(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		sub, err := lower(re.Sub[0])
+		if err != nil {
+			return nil, err
+		}
+		lo, hi := 0, -1
+		switch re.Op {
+		case syntax.OpPlus:
+			lo = 1
+		case syntax.OpQuest:
+			hi = 1
+		case syntax.OpRepeat:
+			lo, hi = re.Min, re.Max
+		}
+		return grammar.Repeat(sub, lo, hi), nil
+	case syntax.OpConcat, syntax.OpAlternate:
+		var subs []*grammar.Node
+		for _, s := range re.Sub {
+			n, err := lower(s)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, n)
+		}
+		if re.Op == syntax.OpConcat {
+			return grammar.Seq(subs...), nil
+		}
+		return grammar.Alt(subs...), nil
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
+		return nil, fmt.Errorf("anchor %s is only supported at the start or end of the expression", re)
+	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return nil, fmt.Errorf("word boundary %s is not supported: a grammar cannot express it", re)
+	}
+	return nil, fmt.Errorf("unsupported regular expression construct %s", re)
+}

@@ -1,0 +1,153 @@
+package regex
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+var patterns = []string{
+	`[a-z]+@[a-z]+\.(com|org)`,
+	`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`,
+	`^(?i)hello( world)?$`,
+	`\d{3}-\d{4}`,
+	`(ab|a)*b?`,
+	`[^"\\]*`,
+	`\p{Greek}+ [日本]{2}`,
+	`.{0,3}x`,
+	`\A(yes|no|maybe)\z`,
+	`(a|b){2,4}c*`,
+	``,
+}
+
+func matcher(t *testing.T, re string) *grammar.Prog {
+	g, err := Parse(re)
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	return p
+}
+
+func accepts(p *grammar.Prog, s string) (prefix, whole bool) {
+	ps := grammar.NewParser(p)
+	for i := 0; i < len(s); i++ {
+		if !ps.Push(s[i]) {
+			return false, false
+		}
+	}
+	return true, ps.CanEnd()
+}
+
+// TestRandomWalksMatchGoRegexp walks the parser at random through
+// allowed bytes; every string it can end on must match ^(?:re)$ in Go's
+// regexp (soundness), and the test strings Go accepts must be accepted
+// (completeness).
+func TestRandomWalksMatchGoRegexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	for _, pat := range patterns {
+		t.Run(pat, func(t *testing.T) {
+			p := matcher(t, pat)
+			goRE := regexp.MustCompile(`^(?:` + pat + `)$`)
+			for range 300 {
+				ps := grammar.NewParser(p)
+				var s []byte
+				for len(s) < 40 {
+					if ps.CanEnd() {
+						require.True(t, goRE.Match(s), "walk ended on %q, which Go's regexp rejects", s)
+						if r.IntN(4) == 0 {
+							break
+						}
+					}
+					next, _ := ps.Next()
+					var opts []byte
+					for c := 0; c < 256; c++ {
+						if next[c>>6]&(1<<(c&63)) != 0 {
+							opts = append(opts, byte(c))
+						}
+					}
+					if len(opts) == 0 {
+						break
+					}
+					c := opts[r.IntN(len(opts))]
+					require.True(t, ps.Push(c))
+					s = append(s, c)
+				}
+			}
+		})
+	}
+}
+
+func TestExamples(t *testing.T) {
+	tests := []struct {
+		re  string
+		yes []string
+		no  []string
+	}{
+		{`[a-z]+@[a-z]+\.(com|org)`, []string{"a@b.com", "xyz@q.org"}, []string{"a@b.net", "@b.com", "a@b.com "}},
+		{`^(?i)hello( world)?$`, []string{"hello", "HeLLo WORLD"}, []string{"hello!", " hello"}},
+		{`\d{3}-\d{4}`, []string{"555-1234"}, []string{"55-1234", "5555-1234"}},
+		{`\p{Greek}+ [日本]{2}`, []string{"αβγ 日本", "Ω 本本"}, []string{"abc 日本", "α 日"}},
+		{`.{0,3}x`, []string{"x", "abcx", "☃☃☃x"}, []string{"abcdx", "\nx"}},
+	}
+	for _, tt := range tests {
+		p := matcher(t, tt.re)
+		goRE := regexp.MustCompile(`^(?:` + tt.re + `)$`)
+		for _, s := range tt.yes {
+			require.True(t, goRE.MatchString(s), "bad test: %q %q", tt.re, s)
+			_, w := accepts(p, s)
+			assert.True(t, w, "%s should accept %q", tt.re, s)
+		}
+		for _, s := range tt.no {
+			require.False(t, goRE.MatchString(s), "bad test: %q %q", tt.re, s)
+			_, w := accepts(p, s)
+			assert.False(t, w, "%s should refuse %q", tt.re, s)
+		}
+	}
+}
+
+func TestUnsupported(t *testing.T) {
+	for re, want := range map[string]string{
+		`a\bb`:               "word boundary",
+		`a^b`:                "anchor",
+		`(a`:                 "missing closing )",
+		`a$b`:                "anchor",
+		`[^\x00-\x{10FFFF}]`: "matches nothing",
+	} {
+		_, err := Parse(re)
+		require.Error(t, err, re)
+		assert.Contains(t, err.Error(), want, re)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, p := range patterns {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, re string) {
+		g, err := Parse(re)
+		if err != nil {
+			return
+		}
+		p, err := grammar.Compile(g)
+		if err != nil {
+			return
+		}
+		goRE, err := regexp.Compile(`^(?:` + re + `)$`)
+		if err != nil {
+			return
+		}
+		// Strings Go accepts must be accepted.
+		for _, s := range []string{"", "a", "ab", "0", "aaa", "\n"} {
+			if goRE.MatchString(s) {
+				if _, w := accepts(p, s); !w {
+					t.Fatalf("%q: Go matches %q, the grammar does not", re, s)
+				}
+			}
+		}
+	})
+}
