@@ -44,6 +44,8 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
 	var stops stopFlags
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
+	var cf constraintFlags
+	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins generate [flags] PROMPT")
 		fs.PrintDefaults()
@@ -72,11 +74,22 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if err := opts.Sampling.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	prog, err := cf.prog(stderr)
+	if err != nil {
+		return err
+	}
 	m, err := mf.load(*n)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if prog != nil {
+		a, err := decode.NewAutomaton(prog, m.Vocab(), decode.NewTokenTrie(m.Vocab()))
+		if err != nil {
+			return grammarError{err}
+		}
+		opts.Constraint = a.NewMatcher()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prompt := pos[0]

@@ -26,7 +26,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // usageError is an error in how reins was called; it exits with status 2.
@@ -41,12 +41,16 @@ const usage = `reins: constrained decoding with token log-probabilities
 Usage:
   reins generate [flags] PROMPT   generate a continuation, with logprobs
   reins score [flags] TEXT        log-probability of every token of TEXT
+  reins check (--grammar FILE | --regex RE) < TEXT
+                                  is TEXT in the language? (exit 0 yes, 1 no, 2 bad grammar)
+  reins mask (--grammar FILE | --regex RE) --vocab FILE.gguf TEXT
+                                  token by token: how many tokens the mask allows
 
 Run "reins COMMAND -h" for the flags of a command.
 `
 
 // run is the whole program, callable from tests.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -57,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdGenerate(args[1:], stdout, stderr)
 	case "score":
 		err = cmdScore(args[1:], stdout, stderr)
+	case "check":
+		err = cmdCheck(args[1:], stdin, stdout, stderr)
+	case "mask":
+		err = cmdMask(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -68,9 +76,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.As(err, new(grammarError)):
 		fmt.Fprintf(stderr, "reins: %v\n", err)
 		return 2
+	case errors.Is(err, errRejected):
+		return 1
 	default:
 		fmt.Fprintf(stderr, "reins: %v\n", err)
 		return 1
@@ -121,13 +131,18 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.verbose, "verbose", false, "show llama.cpp's log")
 }
 
-// load loads the model the flags name, for n sequences.
-func (m *modelFlags) load(n int) (*llama.Model, error) {
+// quietLlama keeps llama.cpp's log (through slog) to errors unless verbose.
+func quietLlama(verbose bool) {
 	level := slog.LevelError
-	if m.verbose {
+	if verbose {
 		level = slog.LevelInfo
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+}
+
+// load loads the model the flags name, for n sequences.
+func (m *modelFlags) load(n int) (*llama.Model, error) {
+	quietLlama(m.verbose)
 	path := m.model
 	if path == BuiltinModel {
 		dir, err := os.UserCacheDir()

@@ -14,11 +14,14 @@ import (
 	"github.com/reins-go/reins/internal/shared"
 )
 
+// stdinText is what runCLI feeds on standard input.
+var stdinText string
+
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	var o, e bytes.Buffer
-	code = run(args, &o, &e)
+	code = run(args, strings.NewReader(stdinText), &o, &e)
 	return o.String(), e.String(), code
 }
 

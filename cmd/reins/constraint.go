@@ -1,0 +1,76 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/grammar/regex"
+)
+
+// constraintFlags are --grammar and --regex.
+type constraintFlags struct {
+	grammarFile string
+	regex       string
+}
+
+func (c *constraintFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.grammarFile, "grammar", "", "constrain output to this GBNF grammar file")
+	fs.StringVar(&c.regex, "regex", "", "constrain output to match this regular expression (whole output)")
+}
+
+func (c *constraintFlags) set() bool { return c.grammarFile != "" || c.regex != "" }
+
+// grammarError is a bad grammar or regex; check exits with status 2 on it.
+type grammarError struct{ err error }
+
+func (e grammarError) Error() string { return e.err.Error() }
+func (e grammarError) Unwrap() error { return e.err }
+
+// prog compiles the constraint the flags name, or returns nil when none.
+func (c *constraintFlags) prog(stderr interface{ Write([]byte) (int, error) }) (*grammar.Prog, error) {
+	if c.grammarFile != "" && c.regex != "" {
+		return nil, usagef("give --grammar or --regex, not both")
+	}
+	var g *grammar.Grammar
+	var err error
+	switch {
+	case c.grammarFile != "":
+		src, rerr := os.ReadFile(c.grammarFile)
+		if rerr != nil {
+			return nil, grammarError{rerr}
+		}
+		g, err = gbnf.Parse(c.grammarFile, string(src))
+	case c.regex != "":
+		g, err = regex.Parse(c.regex)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, grammarError{err}
+	}
+	p, err := grammar.Compile(g)
+	if err != nil {
+		return nil, grammarError{fmt.Errorf("%s: %w", c.grammarFile, err)}
+	}
+	for _, w := range g.Warnings {
+		fmt.Fprintf(stderr, "reins: warning: %s\n", w)
+	}
+	return p, nil
+}
+
+// automaton binds the flags' constraint to a vocabulary.
+func (c *constraintFlags) automaton(v *decode.Vocab, stderr interface{ Write([]byte) (int, error) }) (*decode.Automaton, error) {
+	p, err := c.prog(stderr)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
+	if err != nil {
+		return nil, grammarError{err}
+	}
+	return a, nil
+}

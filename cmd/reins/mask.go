@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/decode"
+)
+
+func cmdMask(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mask", flag.ContinueOnError)
+	var cf constraintFlags
+	cf.register(fs)
+	vocabPath := fs.String("vocab", "", "GGUF file whose vocabulary to use (vocabulary-only files work)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: reins mask (--grammar FILE | --regex RE) --vocab FILE.gguf TEXT")
+		fs.PrintDefaults()
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || !cf.set() || *vocabPath == "" {
+		return usagef("mask takes --grammar FILE or --regex RE, --vocab FILE.gguf, and one TEXT argument")
+	}
+	quietLlama(false)
+	tok, err := llama.LoadTokenizer(*vocabPath)
+	if err != nil {
+		return err
+	}
+	defer tok.Close()
+	v := tok.Vocab()
+	a, err := cf.automaton(v, stderr)
+	if err != nil {
+		return err
+	}
+	ids, err := tok.Tokenize(pos[0], false)
+	if err != nil {
+		return err
+	}
+	m := a.NewMatcher()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "step\ttoken\tallowed\tthis token\tmask time")
+	for i, id := range append(ids, v.EOS()) {
+		start := time.Now()
+		if err := m.FillMask(mask); err != nil {
+			return err
+		}
+		took := time.Since(start)
+		n := 0
+		for t := range v.Len() {
+			if mask[t/32]&(1<<(t%32)) != 0 {
+				n++
+			}
+		}
+		ok := id >= 0 && mask[id/32]&(1<<(id%32)) != 0
+		label := strconv.Quote(string(v.Bytes(max(id, 0))))
+		if i == len(ids) {
+			label = "(end)"
+		}
+		verdict := "allowed"
+		if !ok {
+			verdict = "REFUSED"
+		}
+		fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%v\n", i, label, n, verdict, took.Round(time.Microsecond))
+		if !ok || i == len(ids) {
+			break
+		}
+		if err := m.Advance(id); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
