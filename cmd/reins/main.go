@@ -45,6 +45,8 @@ Usage:
                                   is TEXT in the language? (exit 0 yes, 1 no, 2 bad grammar)
   reins mask (--grammar FILE | --regex RE) --vocab FILE.gguf TEXT
                                   token by token: how many tokens the mask allows
+  reins bench-grammar [--grammar F] [--vocab F] PATHS...
+                                  per-token mask time along MaskBench instances, reins and llama.cpp
 
 Run "reins COMMAND -h" for the flags of a command.
 `
@@ -65,6 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdCheck(args[1:], stdin, stdout, stderr)
 	case "mask":
 		err = cmdMask(args[1:], stdout, stderr)
+	case "bench-grammar":
+		err = cmdBenchGrammar(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
