@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,4 +160,58 @@ func TestCLIErrors(t *testing.T) {
 			assert.Contains(t, errOut, tt.want)
 		})
 	}
+}
+
+func TestCheckCommand(t *testing.T) {
+	gf := t.TempDir() + "/g.gbnf"
+	require.NoError(t, os.WriteFile(gf, []byte("root ::= \"{\" [a-z]+ \"}\"\n"), 0o644))
+	bad := t.TempDir() + "/bad.gbnf"
+	require.NoError(t, os.WriteFile(bad, []byte("root ::= nope\n"), 0o644))
+	tests := []struct {
+		args  []string
+		stdin string
+		code  int
+		out   string
+	}{
+		{[]string{"check", "--grammar", gf}, "{abc}", 0, "accepted"},
+		{[]string{"check", "--grammar", gf}, "{ab1}", 1, "rejected at byte 3 (line 1, column 4): '1' is not allowed; expected 'a'-'z', '}'"},
+		{[]string{"check", "--grammar", gf}, "{ab", 1, "ends too early"},
+		{[]string{"check", "--regex", `\d+(\.\d+)?`}, "3.14", 0, "accepted"},
+		{[]string{"check", "--regex", `\d+`}, "12\n3", 1, "line 1, column 3"},
+		{[]string{"check", "--grammar", bad}, "x", 2, ""},
+		{[]string{"check", "--regex", `a\b`}, "x", 2, ""},
+		{[]string{"check"}, "x", 2, ""},
+	}
+	for _, tt := range tests {
+		stdinText = tt.stdin
+		out, errOut, code := runCLI(t, tt.args...)
+		assert.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
+		assert.Contains(t, out, tt.out)
+	}
+	stdinText = ""
+}
+
+func TestGenerateWithGrammarAndRegex(t *testing.T) {
+	gf := t.TempDir() + "/g.gbnf"
+	require.NoError(t, os.WriteFile(gf, []byte("root ::= \"The \" (\"cat\" | \"dog\") \" sat.\"\n"), 0o644))
+	for seed := range 5 {
+		out, errOut, code := runCLI(t, "generate", "--grammar", gf, "--temperature", "1", "--seed", strconv.Itoa(seed), "x")
+		require.Equal(t, 0, code, errOut)
+		assert.Regexp(t, `^The (cat|dog) sat\.\n$`, out)
+		out, errOut, code = runCLI(t, "generate", "--regex", `[0-9]{3}-[a-z]{2}`, "--temperature", "1", "--seed", strconv.Itoa(seed), "x")
+		require.Equal(t, 0, code, errOut)
+		assert.Regexp(t, `^[0-9]{3}-[a-z]{2}\n$`, out)
+	}
+}
+
+func TestMaskCommand(t *testing.T) {
+	v := shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")
+	g := shared.Path(t, "gbnf/json.gbnf")
+	out, errOut, code := runCLI(t, "mask", "--grammar", g, "--vocab", v, `{"a": 1}`)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "allowed")
+	assert.NotContains(t, out, "REFUSED")
+	out, _, code = runCLI(t, "mask", "--grammar", g, "--vocab", v, `{"a": x}`)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "REFUSED")
 }
