@@ -97,32 +97,17 @@ type ByteWalker interface {
 // Walk calls allow for every token whose whole byte string w accepts,
 // and leaves w as it found it. It pushes each trie edge once, and skips
 // the subtree of an edge w refuses.
-func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
-	depth := 0
-	for p := 0; p < len(t.nodes); {
-		n := &t.nodes[p]
-		if d := int(n.depth) - 1; depth > d {
-			w.Pop(depth - d)
-			depth = d
-		}
-		if !w.Push(n.b) {
-			p += int(n.size)
-			continue
-		}
-		depth++
-		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
-			allow(tok)
-		}
-		p++
-	}
-	w.Pop(depth)
-}
+func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) { t.walk(w, nil, allow, nil) }
 
 // walkLocal walks the trie with a parser made local at its current step
 // and sorts tokens into those it accepts (acc) and those whose fate
 // depends on context below that step (cd): the ones refused only after
 // the walk reached the end of a rule that began earlier.
-func (t *TokenTrie) walkLocal(w localWalker, acc, cd func(tok int32)) {
+func (t *TokenTrie) walkLocal(w localWalker, acc, cd func(tok int32)) { t.walk(w, w.Tainted, acc, cd) }
+
+// walk is Walk and walkLocal: when tainted is set and reports true at a
+// refused edge, the tokens of that subtree go to cd.
+func (t *TokenTrie) walk(w ByteWalker, tainted func() bool, acc, cd func(tok int32)) {
 	depth := 0
 	for p := 0; p < len(t.nodes); {
 		n := &t.nodes[p]
@@ -132,7 +117,7 @@ func (t *TokenTrie) walkLocal(w localWalker, acc, cd func(tok int32)) {
 		}
 		if !w.Push(n.b) {
 			end := p + int(n.size)
-			if w.Tainted() {
+			if tainted != nil && tainted() {
 				for _, tok := range t.toks[n.tokStart:t.nodes[end-1].tokEnd] {
 					cd(tok)
 				}

@@ -1,0 +1,57 @@
+package decode_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/internal/shared"
+)
+
+// BenchmarkCompileSharedGrammars measures parse + compile + binding to
+// the Llama-3 vocabulary for each grammar of ../shared/gbnf, beyond the
+// per-vocabulary token trie (built once, outside the loop).
+func BenchmarkCompileSharedGrammars(b *testing.B) {
+	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	trie := decode.NewTokenTrie(v)
+	files, _ := filepath.Glob(filepath.Join(shared.Path(b, "gbnf"), "*.gbnf"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			for b.Loop() {
+				g, err := gbnf.Parse(f, string(src))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := grammar.Compile(g)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := decode.NewAutomaton(p, v, trie); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTokenTrieLlama3 is the per-vocabulary work: building the
+// token trie of the 128,256-token Llama-3 vocabulary.
+func BenchmarkTokenTrieLlama3(b *testing.B) {
+	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		decode.NewTokenTrie(v)
+	}
+}
