@@ -10,7 +10,8 @@ import (
 	"math/bits"
 )
 
-func bits64TrailingZeros(x uint32) int { return bits.TrailingZeros32(x) }
+// trailingZeros32 is the index of the lowest set bit of a mask word.
+func trailingZeros32(x uint32) int { return bits.TrailingZeros32(x) }
 
 // DefaultMaxTokens is the token budget of a generation whose options set none.
 const DefaultMaxTokens = 256
@@ -242,7 +243,7 @@ func (g *generator) forceAhead(br *branch) error {
 		only, n, eogOnly := -1, 0, true
 		for w, bits := range g.mask {
 			for bits != 0 {
-				t := w*32 + bits64TrailingZeros(bits)
+				t := w*32 + trailingZeros32(bits)
 				bits &= bits - 1
 				n++
 				only = t
@@ -354,7 +355,7 @@ func (g *generator) step(ctx context.Context) error {
 func onlyEOG(mask []uint32, v *Vocab) bool {
 	for w, bits := range mask {
 		for bits != 0 {
-			t := w*32 + bits64TrailingZeros(bits)
+			t := w*32 + trailingZeros32(bits)
 			bits &= bits - 1
 			if !v.IsEOG(t) {
 				return false

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/reins-go/reins/decode"
@@ -31,7 +32,7 @@ func (e grammarError) Error() string { return e.err.Error() }
 func (e grammarError) Unwrap() error { return e.err }
 
 // prog compiles the constraint the flags name, or returns nil when none.
-func (c *constraintFlags) prog(stderr interface{ Write([]byte) (int, error) }) (*grammar.Prog, error) {
+func (c *constraintFlags) prog(stderr io.Writer) (*grammar.Prog, error) {
 	if c.grammarFile != "" && c.regex != "" {
 		return nil, usagef("give --grammar or --regex, not both")
 	}
@@ -63,7 +64,7 @@ func (c *constraintFlags) prog(stderr interface{ Write([]byte) (int, error) }) (
 }
 
 // automaton binds the flags' constraint to a vocabulary.
-func (c *constraintFlags) automaton(v *decode.Vocab, stderr interface{ Write([]byte) (int, error) }) (*decode.Automaton, error) {
+func (c *constraintFlags) automaton(v *decode.Vocab, stderr io.Writer) (*decode.Automaton, error) {
 	p, err := c.prog(stderr)
 	if err != nil || p == nil {
 		return nil, err
