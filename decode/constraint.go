@@ -150,15 +150,21 @@ func (a *Automaton) NewMatcher() *Matcher {
 }
 
 // Matcher is one sequence's position in an Automaton. It implements
-// Constraint. Its state is the grammar parser's stack of Earley sets, so
-// a snapshot is a length and Restore pops back to it.
+// Constraint.
+//
+// Its state is the grammar parser's Earley sets. Each Advance first
+// commits what came before the current token, compacting past sets to
+// the few items a later completion needs, so a long output keeps a small
+// state. Restore to the last snapshot pops back in O(1); restoring further
+// replays the advanced tokens from the start.
 type Matcher struct {
 	a     *Automaton
 	p     *grammar.Parser
-	steps []int // parser length after each advanced token
-	ended bool  // an end-of-generation token was advanced
-	endAt int   // len(steps) right after that token
-	tok   int   // the token being tested by inSet
+	toks  []int32 // the advanced tokens
+	prev  int     // parser length before the last advanced token
+	ended bool    // an end-of-generation token was advanced
+	endAt int     // len(steps) right after that token
+	tok   int     // the token being tested by inSet
 	sig   []uint32
 	mask  []uint32 // the mask being filled, for allow
 	allow func(tok int32)
@@ -215,10 +221,13 @@ func (m *Matcher) Advance(t int) error {
 			return fmt.Errorf("end-of-generation token %d (%q) refused: the output is not complete; expected %s", t, v.Piece(t), m.p.Expected())
 		}
 		m.ended = true
-		m.steps = append(m.steps, m.p.Len())
-		m.endAt = len(m.steps)
+		m.prev = m.p.Len()
+		m.toks = append(m.toks, int32(t))
+		m.endAt = len(m.toks)
 		return nil
 	}
+	m.p.Commit()
+	m.prev = m.p.Len()
 	var text []byte
 	if !v.Kind(t).Special() && v.Kind(t) != KindUnused {
 		text = v.Bytes(t)
@@ -227,7 +236,7 @@ func (m *Matcher) Advance(t int) error {
 	if !m.p.AdvanceToken(text, m.inSet) {
 		return fmt.Errorf("token %d (%q) refused: expected %s", t, v.Bytes(t), m.p.Expected())
 	}
-	m.steps = append(m.steps, m.p.Len())
+	m.toks = append(m.toks, int32(t))
 	return nil
 }
 
@@ -235,29 +244,47 @@ func (m *Matcher) Advance(t int) error {
 func (m *Matcher) CanEnd() bool { return m.ended || m.p.CanEnd() }
 
 // Snapshot returns the number of tokens advanced.
-func (m *Matcher) Snapshot() int { return len(m.steps) }
+func (m *Matcher) Snapshot() int { return len(m.toks) }
 
-// Restore returns to a snapshot.
+// Restore returns to a snapshot: undoing the last token pops the parser
+// back; going further replays the tokens before mark from the start.
 func (m *Matcher) Restore(mark int) {
-	if mark < 0 || mark > len(m.steps) {
-		panic(fmt.Sprintf("decode: Restore(%d) outside [0, %d]", mark, len(m.steps)))
+	if mark < 0 || mark > len(m.toks) {
+		panic(fmt.Sprintf("decode: Restore(%d) outside [0, %d]", mark, len(m.toks)))
 	}
-	at := 0
-	if mark > 0 {
-		at = m.steps[mark-1]
+	if mark == len(m.toks) {
+		return
 	}
-	m.p.Truncate(at)
-	m.steps = m.steps[:mark]
 	if m.ended && mark < m.endAt {
 		m.ended, m.endAt = false, 0
 	}
+	if mark == len(m.toks)-1 && m.prev >= m.p.Base() {
+		m.p.Truncate(m.prev)
+		m.toks = m.toks[:mark]
+		return
+	}
+	toks := m.toks[:mark]
+	m.p.Reset()
+	m.toks, m.ended, m.endAt = m.toks[:0:0], false, 0
+	for _, t := range toks {
+		if err := m.Advance(int(t)); err != nil {
+			panic("decode: replaying accepted tokens failed: " + err.Error())
+		}
+	}
+}
+
+// StateBytes returns the memory of the matcher's own state in bytes (the
+// shared automaton excluded).
+func (m *Matcher) StateBytes() int {
+	return m.p.StateBytes() + 4*cap(m.toks) + 4*cap(m.sig)
 }
 
 // Clone returns an independent matcher in the same state.
 func (m *Matcher) Clone() Constraint {
 	c := m.a.NewMatcher()
 	c.p.CopyFrom(m.p)
-	c.steps = append([]int(nil), m.steps...)
+	c.toks = append([]int32(nil), m.toks...)
+	c.prev = m.prev
 	c.ended, c.endAt = m.ended, m.endAt
 	return c
 }

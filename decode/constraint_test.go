@@ -188,3 +188,61 @@ func TestTrieWalkVisitsEveryToken(t *testing.T) {
 	t.Logf("%d of %d tokens allowed by 'any text'", n, v.Len())
 	assert.Greater(t, n, 120000)
 }
+
+func TestMatcherStateStaysSmallOnLongOutput(t *testing.T) {
+	v := fixture.New().Vocab()
+	src := `root ::= "[" ws (item ("," ws item)*)? "]"
+item ::= "{\"k\": \"" [a-z ]* "\", \"n\": " [0-9]+ "}"
+ws ::= " "?`
+	a := automaton(t, v, src)
+	m := a.NewMatcher()
+	text := "["
+	for i := range 60 {
+		if i > 0 {
+			text += ", "
+		}
+		text += `{"k": "some words in a string", "n": 12345}`
+	}
+	text += "]"
+	b := fixture.New().NewBackend()
+	toks, err := b.Tokenize(text, false)
+	require.NoError(t, err)
+	require.Greater(t, len(text), 2500)
+	for _, tok := range toks {
+		require.NoError(t, m.Advance(tok))
+	}
+	require.True(t, m.CanEnd())
+	t.Logf("%d bytes, %d tokens: matcher state %d bytes", len(text), len(toks), m.StateBytes())
+	// The parse state stays flat; the token history (kept for Restore)
+	// grows by 4 bytes a token.
+	assert.Less(t, m.StateBytes()-4*len(toks), 16<<10, "parse state of a long output")
+	assert.Less(t, m.StateBytes(), 64<<10, "a live constraint holds at most 64 KiB")
+}
+
+func TestRestoreFarBackReplays(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := automaton(t, v, arithmetic)
+	b := fixture.New().NewBackend()
+	toks, err := b.Tokenize("(1+22)*3-(4*(5+6))", false)
+	require.NoError(t, err)
+	m := a.NewMatcher()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	var masks [][]uint32
+	for _, tok := range toks {
+		require.NoError(t, m.FillMask(mask))
+		masks = append(masks, append([]uint32(nil), mask...))
+		require.NoError(t, m.Advance(tok))
+	}
+	for _, mark := range []int{len(toks) - 1, 3, 0, 7} {
+		m.Restore(mark)
+		require.Equal(t, mark, m.Snapshot())
+		require.NoError(t, m.FillMask(mask))
+		assert.Equal(t, masks[mark], mask, "mask after restoring to %d", mark)
+		for _, tok := range toks[mark:] {
+			require.NoError(t, m.Advance(tok))
+		}
+	}
+	c := m.Clone()
+	c.Restore(2)
+	assert.Equal(t, len(toks), m.Snapshot(), "a clone is independent")
+}

@@ -21,9 +21,19 @@ type item struct {
 // pops back. A Parser is not safe for concurrent use; many may share one
 // Prog.
 type Parser struct {
-	prog  *Prog
-	items []item   // the items of every set, set after set
-	sets  []uint32 // sets[i] is where set i starts in items
+	prog *Prog
+	// The live sets, base onwards, kept whole: items holds their items,
+	// set after set, and sets[k] is where set base+k starts.
+	items []item
+	sets  []uint32
+	base  uint32
+	// The committed sets, before base, keep only their call items: the
+	// only ones a later completion looks up. cSet lists, in increasing
+	// order, the committed sets that have any, and cOff where each starts
+	// in cItems.
+	cItems []item
+	cSet   []uint32
+	cOff   []uint32
 	// seen deduplicates the items of the set being built.
 	seen    []seenSlot
 	seenGen uint32
@@ -54,6 +64,8 @@ func NewParser(p *Prog) *Parser {
 func (ps *Parser) Reset() {
 	ps.items = ps.items[:0]
 	ps.sets = append(ps.sets[:0], 0)
+	ps.base = 0
+	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:0], ps.cSet[:0], ps.cOff[:0]
 	ps.taint = append(ps.taint[:0], false)
 	ps.taintN, ps.floor = 0, 0
 	ps.begin(0)
@@ -62,12 +74,22 @@ func (ps *Parser) Reset() {
 }
 
 // Len returns the number of steps taken (pushed bytes and tokens).
-func (ps *Parser) Len() int { return len(ps.sets) - 1 }
+func (ps *Parser) Len() int { return ps.top() }
 
-// Pop undoes the last n steps.
+// top returns the index of the current set.
+func (ps *Parser) top() int { return int(ps.base) + len(ps.sets) - 1 }
+
+// Base returns the oldest step Pop and Truncate can return to: Commit
+// moves it up to the current step.
+func (ps *Parser) Base() int { return int(ps.base) }
+
+// Pop undoes the last n steps; it cannot go below Base.
 func (ps *Parser) Pop(n int) {
 	if n <= 0 {
 		return
+	}
+	if n > len(ps.sets)-1 {
+		panic(fmt.Sprintf("grammar: Pop(%d) below the committed base", n))
 	}
 	k := len(ps.sets) - n
 	ps.items = ps.items[:ps.sets[k]]
@@ -83,19 +105,65 @@ func (ps *Parser) Pop(n int) {
 // Truncate undoes steps until Len() is n: a snapshot is just a length.
 func (ps *Parser) Truncate(n int) { ps.Pop(ps.Len() - n) }
 
-// set returns the items of set i.
+// set returns the items of set i; of a committed set, its call items.
 func (ps *Parser) set(i int) []item {
-	end := uint32(len(ps.items))
-	if i+1 < len(ps.sets) {
-		end = ps.sets[i+1]
+	if i >= int(ps.base) {
+		k := i - int(ps.base)
+		end := uint32(len(ps.items))
+		if k+1 < len(ps.sets) {
+			end = ps.sets[k+1]
+		}
+		return ps.items[ps.sets[k]:end]
 	}
-	return ps.items[ps.sets[i]:end]
+	j, found := slices.BinarySearch(ps.cSet, uint32(i))
+	if !found {
+		return nil
+	}
+	end := uint32(len(ps.cItems))
+	if j+1 < len(ps.cOff) {
+		end = ps.cOff[j+1]
+	}
+	return ps.cItems[ps.cOff[j]:end]
+}
+
+// Commit compacts every set before the current one to its call items,
+// which is all that parsing on needs; Pop and Truncate can then no
+// longer go back before the current step. It keeps a long parse's state
+// proportional to its open rule invocations rather than to its length.
+func (ps *Parser) Commit() {
+	last := len(ps.sets) - 1
+	if last == 0 {
+		return
+	}
+	for k := range last {
+		off := len(ps.cItems)
+		for _, it := range ps.set(int(ps.base) + k) {
+			if ps.prog.Inst[it.pc].Op == InstCall {
+				ps.cItems = append(ps.cItems, it)
+			}
+		}
+		if len(ps.cItems) > off {
+			ps.cSet = append(ps.cSet, ps.base+uint32(k))
+			ps.cOff = append(ps.cOff, uint32(off))
+		}
+	}
+	n := copy(ps.items, ps.items[ps.sets[last]:])
+	ps.items = ps.items[:n]
+	ps.sets = append(ps.sets[:0], 0)
+	ps.taint = append(ps.taint[:0], false)
+	ps.taintN = 0
+	ps.base += uint32(last)
+}
+
+// StateBytes returns the memory the parse state occupies, in bytes.
+func (ps *Parser) StateBytes() int {
+	return 8*(cap(ps.items)+cap(ps.cItems)+cap(ps.kernel)) + 4*(cap(ps.sets)+cap(ps.cSet)+cap(ps.cOff)) + cap(ps.taint) + 16*cap(ps.seen)
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
 // cannot continue the parse.
 func (ps *Parser) Push(b byte) bool {
-	cur := len(ps.sets) - 1
+	cur := ps.top()
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
 	ps.taint = append(ps.taint, false)
@@ -114,7 +182,7 @@ func (ps *Parser) Push(b byte) bool {
 // the Prog (negation already applied). It returns false, and changes
 // nothing, when no token terminal accepts it.
 func (ps *Parser) PushToken(inSet func(set int) bool) bool {
-	cur := len(ps.sets) - 1
+	cur := ps.top()
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
 	ps.taint = append(ps.taint, false)
@@ -227,8 +295,8 @@ func (ps *Parser) close(from uint32) {
 				continue // an empty completion: callers stepped over it when they predicted
 			}
 			if it.origin < ps.floor {
-				if !ps.taint[cur] {
-					ps.taint[cur] = true
+				if k := cur - ps.base; !ps.taint[k] {
+					ps.taint[k] = true
 					ps.taintN++
 				}
 				continue
@@ -245,7 +313,7 @@ func (ps *Parser) close(from uint32) {
 
 // CanEnd reports whether the input so far is a whole sentence.
 func (ps *Parser) CanEnd() bool {
-	for _, it := range ps.set(len(ps.sets) - 1) {
+	for _, it := range ps.set(ps.top()) {
 		in := &ps.prog.Inst[it.pc]
 		if in.Op == InstMatch && it.origin == 0 && int(in.Arg) == ps.prog.Start {
 			return true
@@ -257,7 +325,7 @@ func (ps *Parser) CanEnd() bool {
 // Next describes what may come next: the bytes that can be pushed (a
 // 256-bit set), and whether a token terminal is waiting.
 func (ps *Parser) Next() (bytes [4]uint64, token bool) {
-	for _, it := range ps.set(len(ps.sets) - 1) {
+	for _, it := range ps.set(ps.top()) {
 		in := &ps.prog.Inst[it.pc]
 		switch in.Op {
 		case InstByte:
@@ -301,9 +369,8 @@ func (ps *Parser) Expected() string {
 	return strings.Join(parts, ", ")
 }
 
-// Items returns how many Earley items the parser holds, for memory
-// accounting.
-func (ps *Parser) Items() int { return len(ps.items) }
+// Items returns how many Earley items the parser holds.
+func (ps *Parser) Items() int { return len(ps.items) + len(ps.cItems) }
 
 // AdvanceToken consumes one token: its text byte by byte, and at the
 // same time the token itself for the grammar's token terminals (inSet
@@ -311,7 +378,7 @@ func (ps *Parser) Items() int { return len(ps.items) }
 // two paths are merged into one step. It returns false, and changes
 // nothing, when neither path accepts the token.
 func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
-	cur := len(ps.sets) - 1
+	cur := ps.top()
 	ps.kernel = ps.kernel[:0]
 	if inSet != nil {
 		for _, it := range ps.set(cur) {
@@ -357,7 +424,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 // WaitingTokenSets calls fn for each token set a token terminal waits
 // for at the current step.
 func (ps *Parser) WaitingTokenSets(fn func(set int)) {
-	for _, it := range ps.set(len(ps.sets) - 1) {
+	for _, it := range ps.set(ps.top()) {
 		if in := &ps.prog.Inst[it.pc]; in.Op == InstToken {
 			fn(int(in.Arg))
 		}
@@ -370,6 +437,10 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.prog = other.prog
 	ps.items = append(ps.items[:0], other.items...)
 	ps.sets = append(ps.sets[:0], other.sets...)
+	ps.base = other.base
+	ps.cItems = append(ps.cItems[:0], other.cItems...)
+	ps.cSet = append(ps.cSet[:0], other.cSet...)
+	ps.cOff = append(ps.cOff[:0], other.cOff...)
 	ps.taint = append(ps.taint[:0], other.taint...)
 	ps.taintN, ps.floor = other.taintN, other.floor
 }
@@ -379,7 +450,7 @@ func (ps *Parser) CopyFrom(other *Parser) {
 // subset of what the normal one does from the same state.
 func (ps *Parser) SetLocal(on bool) {
 	if on {
-		ps.floor = uint32(len(ps.sets) - 1)
+		ps.floor = uint32(ps.top())
 	} else {
 		ps.floor = 0
 	}
@@ -395,7 +466,7 @@ func (ps *Parser) Tainted() bool { return ps.taintN > 0 }
 // began at this step or before. Two steps with the same signature accept
 // the same token strings locally.
 func (ps *Parser) Signature(buf []uint32) []uint32 {
-	cur := uint32(len(ps.sets) - 1)
+	cur := uint32(ps.top())
 	start := len(buf)
 	for _, it := range ps.set(int(cur)) {
 		k := it.pc << 1
