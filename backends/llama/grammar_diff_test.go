@@ -2,10 +2,12 @@ package llama
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -198,4 +200,184 @@ func validStart(p []byte) bool {
 // last character that can still be completed.
 func validUTF8Prefix(b []byte) bool {
 	return utf8.Valid(b[:len(b)-incompleteTail(b)])
+}
+
+// randomGrammar writes a random GBNF grammar over a small alphabet with
+// multi-byte characters: alternation, sequences, groups, classes (some
+// negated), repetitions and references between rules. A reference is
+// always preceded in its sequence by a literal, so there is no left
+// recursion (which llama.cpp refuses), and only literals and classes are
+// repeated: llama.cpp overflows its stack on a repeated group that can be
+// empty, such as ("a"?)*, which reins parses (see the grammar tests).
+func randomGrammar(r *rand.Rand) string {
+	lits := []string{"a", "b", "ab", "é", "日本", " ", "\\n", "c", "{", "}"}
+	classes := []string{"[a-c]", "[^a\\n]", "[é-ë]", "[0-9]", "[日本語]", "[^\"\\\\]"}
+	reps := []string{"", "", "", "*", "+", "?", "{1,3}", "{2}"}
+	nRules := 1 + r.IntN(3)
+	var b strings.Builder
+	var body func(depth int) string
+	body = func(depth int) string {
+		var alts []string
+		for range 1 + r.IntN(3) {
+			var seq []string
+			for j := range 1 + r.IntN(3) {
+				var item string
+				switch k := r.IntN(10); {
+				case k < 4:
+					item = `"` + lits[r.IntN(len(lits))] + `"` + reps[r.IntN(len(reps))]
+				case k < 7:
+					item = classes[r.IntN(len(classes))] + reps[r.IntN(len(reps))]
+				case k < 8 && depth > 0:
+					item = "(" + body(depth-1) + ")"
+				case j > 0:
+					item = fmt.Sprintf("r%d", r.IntN(nRules))
+				default:
+					item = `"` + lits[r.IntN(len(lits))] + `"`
+				}
+				seq = append(seq, item)
+			}
+			alts = append(alts, strings.Join(seq, " "))
+		}
+		return strings.Join(alts, " | ")
+	}
+	fmt.Fprintf(&b, "root ::= r0\n")
+	for i := range nRules {
+		fmt.Fprintf(&b, "r%d ::= %s\n", i, body(2))
+	}
+	return b.String()
+}
+
+// TestRandomGrammarsAgreeWithLlamaCpp compares masks on random grammars,
+// on the Llama-3 vocabulary, along random walks.
+func TestRandomGrammarsAgreeWithLlamaCpp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	v, err := decode.LoadVocab(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
+	require.NoError(t, err)
+	trie := decode.NewTokenTrie(v)
+	data := make([]ollamallama.TokenData, v.Len())
+	r := rand.New(rand.NewPCG(7, 7))
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	compared := 0
+	for i := range 30 {
+		src := randomGrammar(r)
+		g, err := gbnf.Parse("random.gbnf", src)
+		require.NoError(t, err, src)
+		p, err := grammar.Compile(g)
+		if err != nil {
+			continue // e.g. no rule ever ends: nothing to compare
+		}
+		a, err := decode.NewAutomaton(p, v, trie)
+		require.NoError(t, err)
+		lg := llamaGrammar(t, src, v)
+		m := a.NewMatcher()
+		var text []byte
+		for step := range 8 {
+			require.NoError(t, m.FillMask(mask))
+			want := llamaMask(lg, v.Len(), data)
+			var allowed []int
+			for id := range v.Len() {
+				got := mask[id/32]&(1<<(id%32)) != 0
+				if got {
+					allowed = append(allowed, id)
+				}
+				if got == want[id] || bytes.IndexByte(v.Bytes(id), 0) >= 0 || llamaCppFlaw(text, v, id, got) != "" {
+					continue
+				}
+				t.Fatalf("grammar %d step %d after %q: token %d %q: reins allows=%v, llama.cpp allows=%v\n%s", i, step, text, id, v.Bytes(id), got, want[id], src)
+			}
+			compared++
+			require.NotEmpty(t, allowed, src)
+			tok := allowed[r.IntN(len(allowed))]
+			if v.IsEOG(tok) {
+				break
+			}
+			require.NoError(t, m.Advance(tok))
+			lg.Accept(int32(tok))
+			text = append(text, v.Bytes(tok)...)
+		}
+		lg.Free()
+	}
+	t.Logf("%d masks compared", compared)
+	require.Greater(t, compared, 100)
+}
+
+// TestGeneratedStringsAcceptedTokenByToken generates strings of each
+// shared grammar (random walks over bytes that end where the grammar may
+// end), tokenizes them with llama.cpp's tokenizer for Llama-3 and
+// Llama-2, and checks that the matcher accepts every token and the end.
+func TestGeneratedStringsAcceptedTokenByToken(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "gbnf"), "*.gbnf"))
+	for _, vname := range []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-gpt-2.gguf"} {
+		tok, err := LoadTokenizer(shared.Path(t, filepath.Join("vocab", vname)))
+		require.NoError(t, err)
+		v := tok.Vocab()
+		trie := decode.NewTokenTrie(v)
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			require.NoError(t, err)
+			g, err := gbnf.Parse(filepath.Base(f), string(src))
+			require.NoError(t, err)
+			p, err := grammar.Compile(g)
+			require.NoError(t, err)
+			a, err := decode.NewAutomaton(p, v, trie)
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(uint64(len(src)), 3))
+			for n := range 15 {
+				s := generate(r, p, 200)
+				if s == nil {
+					continue
+				}
+				ids, err := tok.Tokenize(string(s), false)
+				require.NoError(t, err)
+				require.Equal(t, s, v.Decode(ids), "the tokens spell the string")
+				m := a.NewMatcher()
+				for i, id := range ids {
+					require.NoError(t, m.Advance(id), "%s %s string %d %q: token %d of %d", vname, filepath.Base(f), n, s, i, len(ids))
+				}
+				require.True(t, m.CanEnd(), "%s %s: %q complete", vname, filepath.Base(f), s)
+			}
+		}
+		tok.Close()
+	}
+}
+
+// generate walks p's parser at random over bytes and returns a string
+// of its language of at most about max bytes, or nil when the walk got
+// nowhere.
+func generate(r *rand.Rand, p *grammar.Prog, max int) []byte {
+	ps := grammar.NewParser(p)
+	var s []byte
+	for len(s) < 4*max {
+		if ps.CanEnd() && (len(s) >= max || r.IntN(20) == 0) {
+			return s
+		}
+		next, _ := ps.Next()
+		var opts []byte
+		for c := 0; c < 256; c++ {
+			if next[c>>6]&(1<<(c&63)) != 0 {
+				opts = append(opts, byte(c))
+			}
+		}
+		if len(opts) == 0 {
+			break
+		}
+		// Prefer ASCII so that strings look like text and stay short.
+		c := opts[r.IntN(len(opts))]
+		if c >= 0x80 && r.IntN(4) != 0 {
+			for _, o := range opts {
+				if o < 0x80 {
+					c = o
+					break
+				}
+			}
+		}
+		ps.Push(c)
+		s = append(s, c)
+	}
+	if ps.CanEnd() {
+		return s
+	}
+	return nil
 }

@@ -84,7 +84,7 @@ var gbnfLexer = lexer.MustSimple([]lexer.SimpleRule{
 var parser = participle.MustBuild[file](
 	participle.Lexer(gbnfLexer),
 	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(4),
+	participle.UseLookahead(2),
 )
 
 // MaxRepeat bounds the counts of "{m,n}" (as llama.cpp does, with the
