@@ -149,25 +149,28 @@ func (a *Automaton) NewMatcher() *Matcher {
 	return m
 }
 
+// RestoreWindow is how many tokens back a Matcher can Restore. Older
+// parse state is compacted; keep an older state with Clone instead.
+const RestoreWindow = 32
+
 // Matcher is one sequence's position in an Automaton. It implements
 // Constraint.
 //
-// Its state is the grammar parser's Earley sets. Each Advance first
-// commits what came before the current token, compacting past sets to
-// the few items a later completion needs, so a long output keeps a small
-// state. Restore to the last snapshot pops back in O(1); restoring further
-// replays the advanced tokens from the start.
+// Its state is the grammar parser's Earley sets. The sets of the last
+// RestoreWindow tokens are kept whole, so Restore within the window is a
+// truncation; older sets are compacted to the few items a later
+// completion needs, so a long output keeps a small state.
 type Matcher struct {
-	a     *Automaton
-	p     *grammar.Parser
-	toks  []int32 // the advanced tokens
-	prev  int     // parser length before the last advanced token
-	ended bool    // an end-of-generation token was advanced
-	endAt int     // len(steps) right after that token
-	tok   int     // the token being tested by inSet
-	sig   []uint32
-	mask  []uint32 // the mask being filled, for allow
-	allow func(tok int32)
+	a      *Automaton
+	p      *grammar.Parser
+	n      int     // tokens advanced
+	bounds []int32 // parser length before each of the last tokens (at most RestoreWindow)
+	ended  bool    // an end-of-generation token was advanced
+	endAt  int     // len(steps) right after that token
+	tok    int     // the token being tested by inSet
+	sig    []uint32
+	mask   []uint32 // the mask being filled, for allow
+	allow  func(tok int32)
 }
 
 var _ Constraint = (*Matcher)(nil)
@@ -220,14 +223,12 @@ func (m *Matcher) Advance(t int) error {
 		if !m.p.CanEnd() {
 			return fmt.Errorf("end-of-generation token %d (%q) refused: the output is not complete; expected %s", t, v.Piece(t), m.p.Expected())
 		}
+		m.record(m.p.Len())
 		m.ended = true
-		m.prev = m.p.Len()
-		m.toks = append(m.toks, int32(t))
-		m.endAt = len(m.toks)
+		m.endAt = m.n
 		return nil
 	}
-	m.p.Commit()
-	m.prev = m.p.Len()
+	at := m.p.Len()
 	var text []byte
 	if !v.Kind(t).Special() && v.Kind(t) != KindUnused {
 		text = v.Bytes(t)
@@ -236,55 +237,59 @@ func (m *Matcher) Advance(t int) error {
 	if !m.p.AdvanceToken(text, m.inSet) {
 		return fmt.Errorf("token %d (%q) refused: expected %s", t, v.Bytes(t), m.p.Expected())
 	}
-	m.toks = append(m.toks, int32(t))
+	m.record(at)
 	return nil
+}
+
+// record counts an advanced token that began at parser length at, keeps
+// the last RestoreWindow boundaries, and commits the parser up to the
+// oldest.
+func (m *Matcher) record(at int) {
+	m.bounds = append(m.bounds, int32(at))
+	m.n++
+	if extra := len(m.bounds) - RestoreWindow; extra > 0 {
+		m.p.CommitTo(int(m.bounds[extra]))
+		m.bounds = append(m.bounds[:0], m.bounds[extra:]...)
+	}
 }
 
 // CanEnd reports whether the output may end here.
 func (m *Matcher) CanEnd() bool { return m.ended || m.p.CanEnd() }
 
 // Snapshot returns the number of tokens advanced.
-func (m *Matcher) Snapshot() int { return len(m.toks) }
+func (m *Matcher) Snapshot() int { return m.n }
 
-// Restore returns to a snapshot: undoing the last token pops the parser
-// back; going further replays the tokens before mark from the start.
+// Restore returns to a snapshot at most RestoreWindow tokens back, by
+// truncating the parser. Reaching further back panics: Clone the matcher
+// to keep an older state.
 func (m *Matcher) Restore(mark int) {
-	if mark < 0 || mark > len(m.toks) {
-		panic(fmt.Sprintf("decode: Restore(%d) outside [0, %d]", mark, len(m.toks)))
+	back := m.n - mark
+	if mark < 0 || back < 0 || back > len(m.bounds) {
+		panic(fmt.Sprintf("decode: Restore(%d) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", mark, m.n, RestoreWindow))
 	}
-	if mark == len(m.toks) {
+	if back == 0 {
 		return
 	}
 	if m.ended && mark < m.endAt {
 		m.ended, m.endAt = false, 0
 	}
-	if mark == len(m.toks)-1 && m.prev >= m.p.Base() {
-		m.p.Truncate(m.prev)
-		m.toks = m.toks[:mark]
-		return
-	}
-	toks := m.toks[:mark]
-	m.p.Reset()
-	m.toks, m.ended, m.endAt = m.toks[:0:0], false, 0
-	for _, t := range toks {
-		if err := m.Advance(int(t)); err != nil {
-			panic("decode: replaying accepted tokens failed: " + err.Error())
-		}
-	}
+	m.p.Truncate(int(m.bounds[len(m.bounds)-back]))
+	m.bounds = m.bounds[:len(m.bounds)-back]
+	m.n = mark
 }
 
 // StateBytes returns the memory of the matcher's own state in bytes (the
 // shared automaton excluded).
 func (m *Matcher) StateBytes() int {
-	return m.p.StateBytes() + 4*cap(m.toks) + 4*cap(m.sig)
+	return m.p.StateBytes() + 4*cap(m.bounds) + 4*cap(m.sig)
 }
 
 // Clone returns an independent matcher in the same state.
 func (m *Matcher) Clone() Constraint {
 	c := m.a.NewMatcher()
 	c.p.CopyFrom(m.p)
-	c.toks = append([]int32(nil), m.toks...)
-	c.prev = m.prev
+	c.n = m.n
+	c.bounds = append([]int32(nil), m.bounds...)
 	c.ended, c.endAt = m.ended, m.endAt
 	return c
 }

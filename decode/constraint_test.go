@@ -1,7 +1,9 @@
 package decode_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -213,13 +215,10 @@ ws ::= " "?`
 	}
 	require.True(t, m.CanEnd())
 	t.Logf("%d bytes, %d tokens: matcher state %d bytes", len(text), len(toks), m.StateBytes())
-	// The parse state stays flat; the token history (kept for Restore)
-	// grows by 4 bytes a token.
-	assert.Less(t, m.StateBytes()-4*len(toks), 16<<10, "parse state of a long output")
-	assert.Less(t, m.StateBytes(), 64<<10, "a live constraint holds at most 64 KiB")
+	assert.Less(t, m.StateBytes(), 16<<10, "the state of a long output stays flat")
 }
 
-func TestRestoreFarBackReplays(t *testing.T) {
+func TestRestoreWithinWindow(t *testing.T) {
 	v := fixture.New().Vocab()
 	a := automaton(t, v, arithmetic)
 	b := fixture.New().NewBackend()
@@ -245,4 +244,15 @@ func TestRestoreFarBackReplays(t *testing.T) {
 	c := m.Clone()
 	c.Restore(2)
 	assert.Equal(t, len(toks), m.Snapshot(), "a clone is independent")
+
+	// Beyond the window, Restore refuses loudly.
+	long := a.NewMatcher()
+	many, err := b.Tokenize("1"+strings.Repeat("+1", decode.RestoreWindow+5), false)
+	require.NoError(t, err)
+	for _, tok := range many {
+		require.NoError(t, long.Advance(tok))
+	}
+	assert.PanicsWithValue(t, fmt.Sprintf("decode: Restore(1) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", len(many), decode.RestoreWindow), func() { long.Restore(1) })
+	long.Restore(len(many) - decode.RestoreWindow)
+	assert.Equal(t, len(many)-decode.RestoreWindow, long.Snapshot())
 }

@@ -34,6 +34,7 @@ type Parser struct {
 	cItems []item
 	cSet   []uint32
 	cOff   []uint32
+	gcAt   int // collect when cItems grows past this
 	// seen deduplicates the items of the set being built.
 	seen    []seenSlot
 	seenGen uint32
@@ -64,7 +65,7 @@ func NewParser(p *Prog) *Parser {
 func (ps *Parser) Reset() {
 	ps.items = ps.items[:0]
 	ps.sets = append(ps.sets[:0], 0)
-	ps.base = 0
+	ps.base, ps.gcAt = 0, 0
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:0], ps.cSet[:0], ps.cOff[:0]
 	ps.taint = append(ps.taint[:0], false)
 	ps.taintN, ps.floor = 0, 0
@@ -126,14 +127,20 @@ func (ps *Parser) set(i int) []item {
 	return ps.cItems[ps.cOff[j]:end]
 }
 
-// Commit compacts every set before the current one to its call items,
-// which is all that parsing on needs; Pop and Truncate can then no
-// longer go back before the current step. It keeps a long parse's state
-// proportional to its open rule invocations rather than to its length.
-func (ps *Parser) Commit() {
-	last := len(ps.sets) - 1
-	if last == 0 {
+// Commit compacts every set before the current one; see CommitTo.
+func (ps *Parser) Commit() { ps.CommitTo(ps.top()) }
+
+// CommitTo compacts every set before step n to its call items, which is
+// all that parsing on needs; Pop and Truncate can then no longer go back
+// before step n. It keeps a long parse's state proportional to its open
+// rule invocations rather than to its length.
+func (ps *Parser) CommitTo(n int) {
+	last := n - int(ps.base)
+	if last <= 0 {
 		return
+	}
+	if last >= len(ps.sets) {
+		panic(fmt.Sprintf("grammar: CommitTo(%d) beyond the current step %d", n, ps.top()))
 	}
 	for k := range last {
 		off := len(ps.cItems)
@@ -147,12 +154,64 @@ func (ps *Parser) Commit() {
 			ps.cOff = append(ps.cOff, uint32(off))
 		}
 	}
-	n := copy(ps.items, ps.items[ps.sets[last]:])
-	ps.items = ps.items[:n]
-	ps.sets = append(ps.sets[:0], 0)
-	ps.taint = append(ps.taint[:0], false)
-	ps.taintN = 0
+	shift := ps.sets[last]
+	n2 := copy(ps.items, ps.items[shift:])
+	ps.items = ps.items[:n2]
+	m := copy(ps.sets, ps.sets[last:])
+	ps.sets = ps.sets[:m]
+	for i := range ps.sets {
+		ps.sets[i] -= shift
+	}
+	for _, t := range ps.taint[:last] {
+		if t {
+			ps.taintN--
+		}
+	}
+	m = copy(ps.taint, ps.taint[last:])
+	ps.taint = ps.taint[:m]
 	ps.base += uint32(last)
+	if len(ps.cItems) > ps.gcAt {
+		ps.collect()
+		ps.gcAt = 2*len(ps.cItems) + 64
+	}
+}
+
+// collect drops the committed sets that no completion can reach: a set
+// is looked up only as the origin of an item that completes, and the
+// items that can still complete are the live ones and, through their
+// origins, the committed call items they may return to.
+func (ps *Parser) collect() {
+	keep := make(map[uint32]bool)
+	for _, it := range ps.items {
+		keep[it.origin] = true
+	}
+	for j := len(ps.cSet) - 1; j >= 0; j-- {
+		if !keep[ps.cSet[j]] {
+			continue
+		}
+		end := len(ps.cItems)
+		if j+1 < len(ps.cOff) {
+			end = int(ps.cOff[j+1])
+		}
+		for _, it := range ps.cItems[ps.cOff[j]:end] {
+			keep[it.origin] = true
+		}
+	}
+	var items []item
+	var sets, offs []uint32
+	for j, set := range ps.cSet {
+		if !keep[set] {
+			continue
+		}
+		end := len(ps.cItems)
+		if j+1 < len(ps.cOff) {
+			end = int(ps.cOff[j+1])
+		}
+		sets = append(sets, set)
+		offs = append(offs, uint32(len(items)))
+		items = append(items, ps.cItems[ps.cOff[j]:end]...)
+	}
+	ps.cItems, ps.cSet, ps.cOff = items, sets, offs
 }
 
 // StateBytes returns the memory the parse state occupies, in bytes.
@@ -441,6 +500,7 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.cItems = append(ps.cItems[:0], other.cItems...)
 	ps.cSet = append(ps.cSet[:0], other.cSet...)
 	ps.cOff = append(ps.cOff[:0], other.cOff...)
+	ps.gcAt = other.gcAt
 	ps.taint = append(ps.taint[:0], other.taint...)
 	ps.taintN, ps.floor = other.taintN, other.floor
 }

@@ -77,7 +77,8 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	compileTime := time.Since(t0)
 
 	var reinsNS, llamaNS []float64
-	var instances, rejected, tokens, maxState int
+	var instances, rejected, tokens, maxState, maxStateToks int
+	var maxStateAt string
 	var lg *ollamallama.Grammar
 	var ids []uint32
 	var pieces []string
@@ -145,7 +146,9 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 				rejected++ // e.g. a top-level array, which json.gbnf does not allow
 				continue
 			}
-			maxState = max(maxState, m.StateBytes())
+			if sb := m.StateBytes(); sb > maxState {
+				maxState, maxStateAt, maxStateToks = sb, f, len(toks)
+			}
 			reinsNS = append(reinsNS, times...)
 			tokens += len(times)
 			if len(llamaNS) < *llamaTokens {
@@ -173,7 +176,7 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "grammar %s, vocabulary %s (%d tokens), %d files\n", *grammarFile, filepath.Base(*vocabPath), v.Len(), len(files))
 	fmt.Fprintf(stdout, "per-vocabulary work (token trie, %d nodes): %v; grammar compile: %v; cached states: %d\n", trie.Nodes(), trieTime.Round(time.Microsecond), compileTime.Round(time.Microsecond), a.CachedStates())
 	fmt.Fprintf(stdout, "valid instances: %d walked, %d rejected by the grammar and skipped; %d masks\n", instances-rejected, rejected, tokens)
-	fmt.Fprintf(stdout, "largest matcher state (its own memory, the shared automaton aside) at the end of an instance: %d bytes\n", maxState)
+	fmt.Fprintf(stdout, "largest matcher state (its own memory, the shared automaton aside) at the end of an instance: %d bytes (%s, %d tokens)\n", maxState, filepath.Base(maxStateAt), maxStateToks)
 	fmt.Fprintf(stdout, "\n%-10s %8s %10s %10s %10s %10s %12s\n", "engine", "masks", "avg µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs")
 	row := func(name string, ns []float64) (p50 float64) {
 		if len(ns) == 0 {
