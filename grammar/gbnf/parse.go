@@ -31,34 +31,29 @@ type file struct {
 
 type rule struct {
 	Pos  lexer.Position
-	Name string `parser:"@Ident '::='"`
+	Head string `parser:"@RuleStart"` // "name ::=", one token: a rule ends where the next begins
 	Body *alt   `parser:"@@"`
 }
 
+// alt is a rule body or group: items and "|" separators, in order. (The
+// alternatives are split while lowering: each level of struct nesting
+// costs participle a branch per token.)
 type alt struct {
-	Pos  lexer.Position
-	Seqs []*seq `parser:"@@ ( '|' @@ )*"`
-}
-
-type seq struct {
 	Pos   lexer.Position
 	Items []*item `parser:"@@*"`
 }
 
+// item is one atom and its repetitions, or an alternation bar.
 type item struct {
-	Pos  lexer.Position
-	Atom *atom  `parser:"@@"`
-	Reps []*rep `parser:"@@*"`
-}
-
-type atom struct {
 	Pos   lexer.Position
-	Ref   *string `parser:"  @Ident (?! '::=')"`
-	Str   *string `parser:"| @String"`
-	Class *string `parser:"| @Class"`
-	Token *string `parser:"| @Token"`
-	Any   bool    `parser:"| @'.'"`
-	Group *alt    `parser:"| '(' @@ ')'"`
+	Bar   bool    `parser:"(  @'|'"`
+	Str   *string `parser:" | @String"`
+	Ref   *string `parser:" | @Ident"`
+	Class *string `parser:" | @Class"`
+	Token *string `parser:" | @Token"`
+	Any   bool    `parser:" | @'.'"`
+	Group *alt    `parser:" | '(' @@ ')' )"`
+	Reps  []*rep  `parser:"@@*"`
 }
 
 type rep struct {
@@ -72,7 +67,7 @@ type rep struct {
 var gbnfLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Comment", Pattern: `#[^\r\n]*`},
 	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-	{Name: "Define", Pattern: `::=`},
+	{Name: "RuleStart", Pattern: `[a-zA-Z0-9_-]+[ \t]*::=`},
 	{Name: "Int", Pattern: `[0-9]+\b`},
 	{Name: "Ident", Pattern: `[a-zA-Z0-9_-]+`},
 	{Name: "String", Pattern: `"(?:\\.|[^"\\])*"`},
@@ -116,7 +111,8 @@ func Parse(name, src string) (g *grammar.Grammar, err error) {
 		if err != nil {
 			return nil, err
 		}
-		g.Rules = append(g.Rules, grammar.Rule{Name: r.Name, Pos: pos(r.Pos), Body: body})
+		name := strings.TrimRight(strings.TrimSuffix(r.Head, "::="), " \t")
+		g.Rules = append(g.Rules, grammar.Rule{Name: name, Pos: pos(r.Pos), Body: body})
 	}
 	if len(g.Rules) == 0 {
 		return nil, fmt.Errorf("%s: the grammar has no rules", name)
@@ -137,39 +133,46 @@ func (l *lowerer) errorf(p lexer.Position, format string, args ...any) error {
 
 func (l *lowerer) alt(a *alt) (*grammar.Node, error) {
 	var subs []*grammar.Node
-	for _, s := range a.Seqs {
-		n, err := l.seq(s)
+	var seq []*grammar.Node
+	seqPos := a.Pos
+	flush := func() {
+		switch len(seq) {
+		case 0:
+			subs = append(subs, &grammar.Node{Op: grammar.OpEmpty, Pos: pos(seqPos)})
+		case 1:
+			subs = append(subs, seq[0])
+		default:
+			subs = append(subs, &grammar.Node{Op: grammar.OpSeq, Pos: pos(seqPos), Subs: seq})
+		}
+		seq = nil
+	}
+	for _, it := range a.Items {
+		if it.Bar {
+			if len(it.Reps) > 0 {
+				return nil, l.errorf(it.Reps[0].Pos, "repetition after |: nothing to repeat")
+			}
+			flush()
+			seqPos = it.Pos
+			continue
+		}
+		if len(seq) == 0 {
+			seqPos = it.Pos
+		}
+		n, err := l.item(it)
 		if err != nil {
 			return nil, err
 		}
-		subs = append(subs, n)
+		seq = append(seq, n)
 	}
+	flush()
 	if len(subs) == 1 {
 		return subs[0], nil
 	}
 	return &grammar.Node{Op: grammar.OpAlt, Pos: pos(a.Pos), Subs: subs}, nil
 }
 
-func (l *lowerer) seq(s *seq) (*grammar.Node, error) {
-	var subs []*grammar.Node
-	for _, it := range s.Items {
-		n, err := l.item(it)
-		if err != nil {
-			return nil, err
-		}
-		subs = append(subs, n)
-	}
-	switch len(subs) {
-	case 0:
-		return &grammar.Node{Op: grammar.OpEmpty, Pos: pos(s.Pos)}, nil
-	case 1:
-		return subs[0], nil
-	}
-	return &grammar.Node{Op: grammar.OpSeq, Pos: pos(s.Pos), Subs: subs}, nil
-}
-
 func (l *lowerer) item(it *item) (*grammar.Node, error) {
-	n, err := l.atom(it.Atom)
+	n, err := l.atom(it)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +204,7 @@ func (l *lowerer) item(it *item) (*grammar.Node, error) {
 	return n, nil
 }
 
-func (l *lowerer) atom(a *atom) (*grammar.Node, error) {
+func (l *lowerer) atom(a *item) (*grammar.Node, error) {
 	p := pos(a.Pos)
 	switch {
 	case a.Ref != nil:
