@@ -3,101 +3,121 @@ package grammar
 // inlineBudget bounds how much inlining may grow a grammar, in nodes.
 const inlineBudget = 200000
 
-// inline returns a copy of g's rules in which every rule that is not
-// the start rule and does not refer to itself is replaced, at each
-// reference, by its body; rules that refer to themselves stay as calls.
-// A rule whose inlining would exceed the budget stays too. This changes
-// no language, only how the parser sees it: a JSON string inlined into
+// inline returns g's rules with every rule that is not the start rule and
+// does not refer to itself replaced, at each reference, by its body;
+// rules that refer to themselves stay as calls. Inlining a rule into its
+// callers can make a caller refer to itself, which then stays. A rule
+// whose inlining would exceed the budget stays too. This changes no
+// language, only how the parser sees it: a JSON string inlined into
 // "object" ends inside "object", so the tokens that close it and go on
 // (`":`, `",`) are judged without looking below the current rule.
+//
+// What to inline is decided on the call graph (reference counts and
+// sizes), in rule order, pass after pass; the bodies are then expanded
+// once, with each inlined rule's expansion shared.
 func inline(rules []Rule, start string) []Rule {
-	bodies := map[string]*Node{}
-	for _, r := range rules {
-		bodies[r.Name] = r.Body
+	index := map[string]int{}
+	for i, r := range rules {
+		index[r.Name] = i
 	}
+	n := len(rules)
+	calls := make([]map[int]int, n) // calls[a][b]: references from a to b
+	size := make([]int, n)
 	total := 0
-	for _, r := range rules {
-		total += size(r.Body)
+	for i, r := range rules {
+		calls[i] = map[int]int{}
+		countRefs(r.Body, index, calls[i])
+		size[i] = nodes(r.Body)
+		total += size[i]
 	}
 	budget := max(inlineBudget, 4*total)
-	inlined := map[string]bool{}
+	inlined := make([]bool, n)
 	for changed := true; changed; {
 		changed = false
-		for _, r := range rules {
-			name := r.Name
-			if name == start || inlined[name] || refersTo(bodies[name], name) {
+		for x := range rules {
+			if rules[x].Name == start || inlined[x] || calls[x][x] > 0 {
 				continue
 			}
-			n := size(bodies[name])
 			uses := 0
-			for other, b := range bodies {
-				if other != name && !inlined[other] {
-					uses += countRefs(b, name)
+			for c := range n {
+				if !inlined[c] {
+					uses += calls[c][x]
 				}
 			}
-			if total+uses*n > budget {
+			if uses == 0 || total+uses*size[x] > budget {
 				continue
 			}
-			for other, b := range bodies {
-				if other != name && !inlined[other] {
-					bodies[other] = substitute(b, name, bodies[name])
+			for c := range n {
+				k := calls[c][x]
+				if inlined[c] || k == 0 {
+					continue
 				}
+				delete(calls[c], x)
+				for d, m := range calls[x] {
+					calls[c][d] += k * m
+				}
+				size[c] += k * size[x]
 			}
-			total += uses * n
-			inlined[name] = true
+			total += uses * size[x]
+			inlined[x] = true
 			changed = true
 		}
 	}
-	out := make([]Rule, 0, len(rules))
-	for _, r := range rules {
-		if !inlined[r.Name] {
-			out = append(out, Rule{Name: r.Name, Pos: r.Pos, Body: bodies[r.Name]})
+	memo := make([]*Node, n)
+	var expand func(nd *Node) *Node
+	expand = func(nd *Node) *Node {
+		if nd.Op == OpRef {
+			if i, ok := index[nd.Name]; ok && inlined[i] {
+				if memo[i] == nil {
+					memo[i] = expand(rules[i].Body)
+				}
+				return memo[i]
+			}
+			return nd
+		}
+		var subs []*Node
+		for j, s := range nd.Subs {
+			t := expand(s)
+			if t != s && subs == nil {
+				subs = append([]*Node(nil), nd.Subs...)
+			}
+			if subs != nil {
+				subs[j] = t
+			}
+		}
+		if subs == nil {
+			return nd
+		}
+		c := *nd
+		c.Subs = subs
+		return &c
+	}
+	out := make([]Rule, 0, n)
+	for i, r := range rules {
+		if !inlined[i] {
+			out = append(out, Rule{Name: r.Name, Pos: r.Pos, Body: expand(r.Body)})
 		}
 	}
 	return out
 }
 
-func size(n *Node) int {
+// nodes counts the nodes of a tree.
+func nodes(n *Node) int {
 	s := 1
 	for _, c := range n.Subs {
-		s += size(c)
+		s += nodes(c)
 	}
 	return s
 }
 
-func refersTo(n *Node, name string) bool { return countRefs(n, name) > 0 }
-
-func countRefs(n *Node, name string) int {
-	c := 0
-	if n.Op == OpRef && n.Name == name {
-		c++
+// countRefs adds n's references to rules to counts, by rule index.
+func countRefs(n *Node, index map[string]int, counts map[int]int) {
+	if n.Op == OpRef {
+		if i, ok := index[n.Name]; ok {
+			counts[i]++
+		}
 	}
 	for _, s := range n.Subs {
-		c += countRefs(s, name)
+		countRefs(s, index, counts)
 	}
-	return c
-}
-
-// substitute returns n with every reference to name replaced by body,
-// sharing unchanged subtrees.
-func substitute(n *Node, name string, body *Node) *Node {
-	if n.Op == OpRef && n.Name == name {
-		return body
-	}
-	var subs []*Node
-	for i, s := range n.Subs {
-		t := substitute(s, name, body)
-		if t != s && subs == nil {
-			subs = append([]*Node(nil), n.Subs...)
-		}
-		if subs != nil {
-			subs[i] = t
-		}
-	}
-	if subs == nil {
-		return n
-	}
-	c := *n
-	c.Subs = subs
-	return &c
 }
