@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/reins-go/reins/internal/gguf"
 )
@@ -48,16 +49,19 @@ func (k TokenKind) Special() bool { return k == KindControl || k == KindUnknown 
 // encode. A token that is not valid UTF-8 by itself keeps its bytes.
 // Control tokens keep their text ("<|eot_id|>"); unused ones are empty.
 type Vocab struct {
-	blob   []byte   // all byte strings, back to back
-	off    []uint32 // token i is blob[off[i]:off[i+1]]
-	pieces []string // tokens as the model file spells them
-	kinds  []TokenKind
-	eog    []bool
-	eogIDs []int
-	bos    int // -1 when none
-	eos    int // -1 when none
-	addBOS bool
-	model  string
+	blob []byte   // all byte strings, back to back
+	off  []uint32 // token i is blob[off[i]:off[i+1]]
+	// Spellings, likewise back to back: no pointer per token, so the
+	// garbage collector has nothing to scan in a 128k vocabulary.
+	pieceBlob []byte
+	pieceOff  []uint32
+	kinds     []TokenKind
+	eog       []bool
+	eogIDs    []int
+	bos       int // -1 when none
+	eos       int // -1 when none
+	addBOS    bool
+	model     string
 }
 
 // Len returns the number of tokens.
@@ -67,7 +71,10 @@ func (v *Vocab) Len() int { return len(v.kinds) }
 func (v *Vocab) Bytes(id int) []byte { return v.blob[v.off[id]:v.off[id+1]:v.off[id+1]] }
 
 // Piece returns token id as the model file spells it ("▁the", "Ġthe", "<0x0A>").
-func (v *Vocab) Piece(id int) string { return v.pieces[id] }
+func (v *Vocab) Piece(id int) string {
+	b := v.pieceBlob[v.pieceOff[id]:v.pieceOff[id+1]]
+	return unsafe.String(unsafe.SliceData(b), len(b)) // the blob is never written again
+}
 
 // Kind returns the kind of token id.
 func (v *Vocab) Kind(id int) TokenKind { return v.kinds[id] }
@@ -140,14 +147,14 @@ func NewVocab(spec VocabSpec) (*Vocab, error) {
 		return nil, fmt.Errorf("vocab: tokenizer model %q is not supported (want llama or gpt2)", spec.Model)
 	}
 	v := &Vocab{
-		off:    make([]uint32, 1, n+1),
-		pieces: spec.Pieces,
-		kinds:  make([]TokenKind, n),
-		eog:    make([]bool, n),
-		bos:    -1,
-		eos:    -1,
-		addBOS: spec.AddBOS,
-		model:  spec.Model,
+		off:      make([]uint32, 1, n+1),
+		pieceOff: make([]uint32, 1, n+1),
+		kinds:    make([]TokenKind, n),
+		eog:      make([]bool, n),
+		bos:      -1,
+		eos:      -1,
+		addBOS:   spec.AddBOS,
+		model:    spec.Model,
 	}
 	for id, piece := range spec.Pieces {
 		kind := KindNormal
@@ -179,6 +186,8 @@ func NewVocab(spec VocabSpec) (*Vocab, error) {
 		v.kinds[id] = kind
 		v.blob = append(v.blob, b...)
 		v.off = append(v.off, uint32(len(v.blob)))
+		v.pieceBlob = append(v.pieceBlob, piece...)
+		v.pieceOff = append(v.pieceOff, uint32(len(v.pieceBlob)))
 	}
 	check := func(what string, id int) (int, error) {
 		if id < -1 || id >= n {
@@ -215,8 +224,8 @@ func NewVocab(spec VocabSpec) (*Vocab, error) {
 }
 
 func (v *Vocab) find(piece string) int {
-	for id, p := range v.pieces {
-		if p == piece && v.eog[id] {
+	for id := range v.kinds {
+		if v.eog[id] && v.Piece(id) == piece {
 			return id
 		}
 	}

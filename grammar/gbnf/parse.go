@@ -64,21 +64,8 @@ type rep struct {
 	Max   *int   `parser:"    @Int? )? '}'"`
 }
 
-var gbnfLexer = lexer.MustSimple([]lexer.SimpleRule{
-	{Name: "Comment", Pattern: `#[^\r\n]*`},
-	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-	{Name: "RuleStart", Pattern: `[a-zA-Z0-9_-]+[ \t]*::=`},
-	{Name: "Int", Pattern: `[0-9]+\b`},
-	{Name: "Ident", Pattern: `[a-zA-Z0-9_-]+`},
-	{Name: "String", Pattern: `"(?:\\.|[^"\\])*"`},
-	{Name: "Class", Pattern: `\[(?:\\.|[^\]\\])*\]`},
-	{Name: "Token", Pattern: `!?<(?:\[[0-9]+\]|[^<>\s]+)>`},
-	{Name: "Punct", Pattern: `[|()*+?{},.]`},
-})
-
 var parser = participle.MustBuild[file](
 	participle.Lexer(gbnfLexer),
-	participle.Elide("Comment", "Whitespace"),
 	participle.UseLookahead(2),
 )
 
