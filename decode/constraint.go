@@ -256,6 +256,13 @@ func (m *Matcher) record(at int) {
 // CanEnd reports whether the output may end here.
 func (m *Matcher) CanEnd() bool { return m.ended || m.p.CanEnd() }
 
+// Reset returns the matcher to the start of the grammar, keeping its
+// buffers, so that one matcher can serve many outputs in turn.
+func (m *Matcher) Reset() {
+	m.p.Reset()
+	m.n, m.bounds, m.ended, m.endAt = 0, m.bounds[:0], false, 0
+}
+
 // Snapshot returns the number of tokens advanced.
 func (m *Matcher) Snapshot() int { return m.n }
 

@@ -35,3 +35,54 @@ func BenchmarkMaskJSONLlama3(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWalkJSONLlama3 walks a JSON document token by token, a mask
+// and an Advance per token, with a reused matcher: in steady state it
+// allocates nothing.
+func BenchmarkWalkJSONLlama3(b *testing.B) {
+	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(shared.Path(b, "gbnf/json.gbnf"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := automaton(b, v, string(src))
+	// Tokens: the trie's longest text tokens that fit, greedily (no
+	// tokenizer is needed to exercise the walk).
+	doc := `{"name": "reins", "tags": ["go", "llm", "grammar"], "size": {"w": 12, "h": 3.5e2}, "ok": true, "nested": {"a": {"b": {"c": [1, 2, 3]}}}}`
+	for range 5 {
+		doc = doc[:len(doc)-1] + `, "more": ` + doc + `}`
+	}
+	var toks []int
+	for rest := []byte(doc); len(rest) > 0; {
+		best, bestLen := -1, 0
+		for id := range v.Len() {
+			bs := v.Bytes(id)
+			if v.Kind(id) == decode.KindNormal && len(bs) > bestLen && len(bs) <= len(rest) && string(rest[:len(bs)]) == string(bs) {
+				best, bestLen = id, len(bs)
+			}
+		}
+		toks = append(toks, best)
+		rest = rest[bestLen:]
+	}
+	m := a.NewMatcher()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	walk := func() {
+		m.Reset()
+		for _, tok := range toks {
+			m.FillMask(mask)
+			if err := m.Advance(tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	walk() // fill the state cache and grow buffers
+	walk()
+	b.ReportAllocs()
+	b.ReportMetric(float64(len(toks)), "tokens/op")
+	for b.Loop() {
+		walk()
+	}
+}

@@ -34,7 +34,8 @@ type Parser struct {
 	cItems []item
 	cSet   []uint32
 	cOff   []uint32
-	gcAt   int // collect when cItems grows past this
+	gcAt   int    // collect when cItems grows past this
+	ckeep  []bool // scratch for collect
 	// seen deduplicates the items of the set being built.
 	seen    []seenSlot
 	seenGen uint32
@@ -179,39 +180,46 @@ func (ps *Parser) CommitTo(n int) {
 // collect drops the committed sets that no completion can reach: a set
 // is looked up only as the origin of an item that completes, and the
 // items that can still complete are the live ones and, through their
-// origins, the committed call items they may return to.
+// origins, the committed call items they may return to. It compacts in
+// place and allocates nothing once its scratch has grown.
 func (ps *Parser) collect() {
-	keep := make(map[uint32]bool)
+	ps.ckeep = slices.Grow(ps.ckeep[:0], len(ps.cSet))[:len(ps.cSet)]
+	clear(ps.ckeep)
+	mark := func(origin uint32) {
+		if origin < ps.base {
+			if j, ok := slices.BinarySearch(ps.cSet, origin); ok {
+				ps.ckeep[j] = true
+			}
+		}
+	}
 	for _, it := range ps.items {
-		keep[it.origin] = true
+		mark(it.origin)
+	}
+	end := func(j int) int {
+		if j+1 < len(ps.cOff) {
+			return int(ps.cOff[j+1])
+		}
+		return len(ps.cItems)
 	}
 	for j := len(ps.cSet) - 1; j >= 0; j-- {
-		if !keep[ps.cSet[j]] {
-			continue
-		}
-		end := len(ps.cItems)
-		if j+1 < len(ps.cOff) {
-			end = int(ps.cOff[j+1])
-		}
-		for _, it := range ps.cItems[ps.cOff[j]:end] {
-			keep[it.origin] = true
+		if ps.ckeep[j] {
+			for _, it := range ps.cItems[ps.cOff[j]:end(j)] {
+				mark(it.origin)
+			}
 		}
 	}
-	var items []item
-	var sets, offs []uint32
-	for j, set := range ps.cSet {
-		if !keep[set] {
+	w, k := 0, 0
+	for j := range ps.cSet {
+		if !ps.ckeep[j] {
 			continue
 		}
-		end := len(ps.cItems)
-		if j+1 < len(ps.cOff) {
-			end = int(ps.cOff[j+1])
-		}
-		sets = append(sets, set)
-		offs = append(offs, uint32(len(items)))
-		items = append(items, ps.cItems[ps.cOff[j]:end]...)
+		from, to := int(ps.cOff[j]), end(j)
+		copy(ps.cItems[w:], ps.cItems[from:to])
+		ps.cSet[k], ps.cOff[k] = ps.cSet[j], uint32(w)
+		w += to - from
+		k++
 	}
-	ps.cItems, ps.cSet, ps.cOff = items, sets, offs
+	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:w], ps.cSet[:k], ps.cOff[:k]
 }
 
 // StateBytes returns the memory the parse state occupies, in bytes.
