@@ -24,6 +24,13 @@ import (
 // Control, unknown and unused tokens get an empty piece, which llama.cpp
 // always refuses, as reins refuses them outside token terminals.
 func llamaGrammar(t testing.TB, src string, v *decode.Vocab) *ollamallama.Grammar {
+	g := llamaGrammarOrNil(src, v)
+	require.NotNil(t, g, "llama.cpp refused the grammar")
+	return g
+}
+
+// llamaGrammarOrNil is llamaGrammar, returning nil when llama.cpp refuses.
+func llamaGrammarOrNil(src string, v *decode.Vocab) *ollamallama.Grammar {
 	ids := make([]uint32, v.Len())
 	pieces := make([]string, v.Len())
 	for id := range v.Len() {
@@ -36,9 +43,7 @@ func llamaGrammar(t testing.TB, src string, v *decode.Vocab) *ollamallama.Gramma
 	for _, id := range v.EOG() {
 		eog = append(eog, int32(id))
 	}
-	g := ollamallama.NewGrammar(src, ids, pieces, eog)
-	require.NotNil(t, g, "llama.cpp refused the grammar")
-	return g
+	return ollamallama.NewGrammar(src, ids, pieces, eog)
 }
 
 // llamaMask returns the tokens llama.cpp's grammar allows next.
@@ -248,19 +253,25 @@ func randomGrammar(r *rand.Rand) string {
 }
 
 // TestRandomGrammarsAgreeWithLlamaCpp compares masks on random grammars,
-// on the Llama-3 vocabulary, along random walks.
+// on three vocabularies, along random walks.
 func TestRandomGrammarsAgreeWithLlamaCpp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	v, err := decode.LoadVocab(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
+	for _, vname := range []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
+		t.Run(vname, func(t *testing.T) { randomGrammarsAgree(t, vname) })
+	}
+}
+
+func randomGrammarsAgree(t *testing.T, vname string) {
+	v, err := decode.LoadVocab(shared.Path(t, filepath.Join("vocab", vname)))
 	require.NoError(t, err)
 	trie := decode.NewTokenTrie(v)
 	data := make([]ollamallama.TokenData, v.Len())
-	r := rand.New(rand.NewPCG(7, 7))
+	r := rand.New(rand.NewPCG(7, uint64(len(vname))))
 	mask := make([]uint32, decode.MaskWords(v.Len()))
-	compared := 0
-	for i := range 30 {
+	compared, refused := 0, 0
+	for i := range 20 {
 		src := randomGrammar(r)
 		g, err := gbnf.Parse("random.gbnf", src)
 		require.NoError(t, err, src)
@@ -270,7 +281,11 @@ func TestRandomGrammarsAgreeWithLlamaCpp(t *testing.T) {
 		}
 		a, err := decode.NewAutomaton(p, v, trie)
 		require.NoError(t, err)
-		lg := llamaGrammar(t, src, v)
+		lg := llamaGrammarOrNil(src, v)
+		if lg == nil {
+			refused++ // left recursion through a nullable prefix: llama.cpp refuses it, reins parses it
+			continue
+		}
 		m := a.NewMatcher()
 		var text []byte
 		for step := range 8 {
@@ -299,8 +314,8 @@ func TestRandomGrammarsAgreeWithLlamaCpp(t *testing.T) {
 		}
 		lg.Free()
 	}
-	t.Logf("%d masks compared", compared)
-	require.Greater(t, compared, 100)
+	t.Logf("%d masks compared; %d grammars refused by llama.cpp", compared, refused)
+	require.Greater(t, compared, 60)
 }
 
 // TestGeneratedStringsAcceptedTokenByToken generates strings of each
