@@ -301,6 +301,36 @@ func (m *Matcher) Clone() Constraint {
 	return c
 }
 
+// Forced returns the bytes that are the only way on from here: each the
+// one byte the grammar allows next, while the output cannot end and no
+// token terminal waits. It leaves the matcher as it was. (Generation's
+// fast-forward works on tokens: see Options.Constraint.)
+func (m *Matcher) Forced() []byte {
+	if m.ended {
+		return nil
+	}
+	var out []byte
+	for !m.p.CanEnd() {
+		next, tok := m.p.Next()
+		if tok {
+			break
+		}
+		only, n := -1, 0
+		for w, bits := range next {
+			for ; bits != 0; bits &= bits - 1 {
+				only = w*64 + trailingZeros64(bits)
+				n++
+			}
+		}
+		if n != 1 || !m.p.Push(byte(only)) {
+			break
+		}
+		out = append(out, byte(only))
+	}
+	m.p.Pop(len(out))
+	return out
+}
+
 // Expected describes what may come next, for error messages.
 func (m *Matcher) Expected() string { return m.p.Expected() }
 

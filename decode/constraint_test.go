@@ -1,6 +1,7 @@
 package decode_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -255,4 +256,51 @@ func TestRestoreWithinWindow(t *testing.T) {
 	assert.PanicsWithValue(t, fmt.Sprintf("decode: Restore(1) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", len(many), decode.RestoreWindow), func() { long.Restore(1) })
 	long.Restore(len(many) - decode.RestoreWindow)
 	assert.Equal(t, len(many)-decode.RestoreWindow, long.Snapshot())
+}
+
+func TestForcedBytes(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := automaton(t, v, `root ::= "{\"name\": \"" [a-z]+ "\", \"age\": " [0-9]+ "}"`)
+	m := a.NewMatcher()
+	assert.Equal(t, `{"name": "`, string(m.Forced()))
+	assert.Equal(t, 0, m.Snapshot(), "Forced leaves the matcher as it was")
+	for _, b := range []byte(`{"name": "bo`) {
+		require.NoError(t, m.Advance(fixture.Raw(b)))
+	}
+	assert.Empty(t, m.Forced(), "inside the name anything may follow")
+	require.NoError(t, m.Advance(fixture.Raw('"')))
+	assert.Equal(t, `, "age": `, string(m.Forced()))
+}
+
+func TestChoiceList(t *testing.T) {
+	_, b := newFake(t)
+	v := b.Vocab()
+	p, err := grammar.Compile(grammar.Choice("yes", "yesterday", "no", "n/a"))
+	require.NoError(t, err)
+	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for seed := range uint64(40) {
+		c, err := decode.Complete(context.Background(), b, "The answer:", decode.Options{MaxTokens: 20, Constraint: a.NewMatcher(), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: seed}})
+		require.NoError(t, err)
+		require.Contains(t, []string{"yes", "yesterday", "no", "n/a"}, c.Text)
+		seen[c.Text] = true
+	}
+	assert.GreaterOrEqual(t, len(seen), 3, "sampling reaches several choices: %v", seen)
+}
+
+func TestDeepNesting(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := automaton(t, v, `root ::= "[" (root ("," root)*)? "]"`)
+	m := a.NewMatcher()
+	const depth = 3000
+	for range depth {
+		require.NoError(t, m.Advance(fixture.Raw('[')))
+	}
+	assert.False(t, m.CanEnd())
+	for range depth {
+		require.NoError(t, m.Advance(fixture.Raw(']')))
+	}
+	assert.True(t, m.CanEnd())
+	t.Logf("state after %d levels: %d bytes", depth, m.StateBytes())
 }

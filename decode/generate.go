@@ -13,6 +13,9 @@ import (
 // trailingZeros32 is the index of the lowest set bit of a mask word.
 func trailingZeros32(x uint32) int { return bits.TrailingZeros32(x) }
 
+// trailingZeros64 is the index of the lowest set bit of a byte-set word.
+func trailingZeros64(x uint64) int { return bits.TrailingZeros64(x) }
+
 // DefaultMaxTokens is the token budget of a generation whose options set none.
 const DefaultMaxTokens = 256
 
