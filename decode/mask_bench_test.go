@@ -8,7 +8,8 @@ import (
 	"github.com/reins-go/reins/internal/shared"
 )
 
-func BenchmarkMaskJSONLlama3(b *testing.B) {
+// jsonLlama3 returns json.gbnf bound to the Llama-3 vocabulary.
+func jsonLlama3(b *testing.B) (*decode.Vocab, *decode.Automaton) {
 	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		b.Fatal(err)
@@ -17,7 +18,11 @@ func BenchmarkMaskJSONLlama3(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := automaton(b, v, string(src))
+	return v, automaton(b, v, string(src))
+}
+
+func BenchmarkMaskJSONLlama3(b *testing.B) {
+	v, a := jsonLlama3(b)
 	mask := make([]uint32, decode.MaskWords(v.Len()))
 	for _, pos := range []struct{ name, prefix string }{{"start", ""}, {"between-keys", `{"a": 1, `}, {"in-string", `{"abc`}, {"in-number", `{"a": 12`}} {
 		b.Run(pos.name, func(b *testing.B) {
@@ -40,15 +45,7 @@ func BenchmarkMaskJSONLlama3(b *testing.B) {
 // and an Advance per token, with a reused matcher: in steady state it
 // allocates nothing.
 func BenchmarkWalkJSONLlama3(b *testing.B) {
-	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	src, err := os.ReadFile(shared.Path(b, "gbnf/json.gbnf"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	a := automaton(b, v, string(src))
+	v, a := jsonLlama3(b)
 	// Tokens: the trie's longest text tokens that fit, greedily (no
 	// tokenizer is needed to exercise the walk).
 	doc := `{"name": "reins", "tags": ["go", "llm", "grammar"], "size": {"w": 12, "h": 3.5e2}, "ok": true, "nested": {"a": {"b": {"c": [1, 2, 3]}}}}`

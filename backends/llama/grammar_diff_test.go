@@ -93,10 +93,6 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 		require.NoError(t, err)
 		trie := decode.NewTokenTrie(v)
 		data := make([]ollamallama.TokenData, v.Len())
-		hasNUL := make([]bool, v.Len())
-		for id := range v.Len() {
-			hasNUL[id] = bytes.IndexByte(v.Bytes(id), 0) >= 0
-		}
 		for _, f := range files {
 			t.Run(vname+"/"+filepath.Base(f), func(t *testing.T) {
 				src, err := os.ReadFile(f)
@@ -108,7 +104,6 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 				a, err := decode.NewAutomaton(p, v, trie)
 				require.NoError(t, err)
 				r := rand.New(rand.NewPCG(uint64(len(f)), uint64(len(vname))))
-				mask := make([]uint32, decode.MaskWords(v.Len()))
 				excused := map[string]int{}
 				defer func() {
 					if len(excused) > 0 {
@@ -117,41 +112,52 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 				}()
 				for walk := range 2 {
 					lg := llamaGrammar(t, string(src), v)
-					m := a.NewMatcher()
-					var text []byte
-					for step := range 12 {
-						require.NoError(t, m.FillMask(mask))
-						want := llamaMask(lg, v.Len(), data)
-						var allowed []int
-						for id := range v.Len() {
-							got := mask[id/32]&(1<<(id%32)) != 0
-							if got {
-								allowed = append(allowed, id)
-							}
-							if hasNUL[id] || got == want[id] {
-								continue
-							}
-							if why := llamaCppFlaw(text, v, id, got); why != "" {
-								excused[why]++
-								continue
-							}
-							t.Fatalf("walk %d step %d after %q: token %d %q: reins allows=%v, llama.cpp allows=%v", walk, step, text, id, v.Bytes(id), got, want[id])
-						}
-						require.NotEmpty(t, allowed)
-						// Prefer text tokens so the walk goes somewhere.
-						tok := allowed[r.IntN(len(allowed))]
-						if v.IsEOG(tok) {
-							break
-						}
-						require.NoError(t, m.Advance(tok))
-						lg.Accept(int32(tok))
-						text = append(text, v.Bytes(tok)...)
-					}
+					walkAndCompare(t, v, a.NewMatcher(), lg, r, 12, data, excused, fmt.Sprintf("walk %d", walk))
 					lg.Free()
 				}
 			})
 		}
 	}
+}
+
+// walkAndCompare walks matcher m and llama.cpp's grammar lg together
+// for up to steps tokens, picking at random among the tokens reins
+// allows, and compares the two masks before every step. A difference
+// that a named llama.cpp flaw explains is counted in excused (tokens
+// with NUL bytes are skipped: llama.cpp cannot see them); any other
+// fails the test. It returns how many masks it compared.
+func walkAndCompare(t *testing.T, v *decode.Vocab, m *decode.Matcher, lg *ollamallama.Grammar, r *rand.Rand, steps int, data []ollamallama.TokenData, excused map[string]int, where string) int {
+	t.Helper()
+	mask := make([]uint32, decode.MaskWords(v.Len()))
+	var text []byte
+	for step := range steps {
+		require.NoError(t, m.FillMask(mask))
+		want := llamaMask(lg, v.Len(), data)
+		var allowed []int
+		for id := range v.Len() {
+			got := mask[id/32]&(1<<(id%32)) != 0
+			if got {
+				allowed = append(allowed, id)
+			}
+			if got == want[id] || bytes.IndexByte(v.Bytes(id), 0) >= 0 {
+				continue
+			}
+			if why := llamaCppFlaw(text, v, id, got); why != "" {
+				excused[why]++
+				continue
+			}
+			t.Fatalf("%s step %d after %q: token %d %q: reins allows=%v, llama.cpp allows=%v", where, step, text, id, v.Bytes(id), got, want[id])
+		}
+		require.NotEmpty(t, allowed)
+		tok := allowed[r.IntN(len(allowed))]
+		if v.IsEOG(tok) {
+			return step + 1
+		}
+		require.NoError(t, m.Advance(tok))
+		lg.Accept(int32(tok))
+		text = append(text, v.Bytes(tok)...)
+	}
+	return steps
 }
 
 // llamaCppFlaw names the known llama.cpp flaw that explains a difference
@@ -269,7 +275,6 @@ func randomGrammarsAgree(t *testing.T, vname string) {
 	trie := decode.NewTokenTrie(v)
 	data := make([]ollamallama.TokenData, v.Len())
 	r := rand.New(rand.NewPCG(7, uint64(len(vname))))
-	mask := make([]uint32, decode.MaskWords(v.Len()))
 	compared, refused := 0, 0
 	for i := range 20 {
 		src := randomGrammar(r)
@@ -286,32 +291,7 @@ func randomGrammarsAgree(t *testing.T, vname string) {
 			refused++ // left recursion through a nullable prefix: llama.cpp refuses it, reins parses it
 			continue
 		}
-		m := a.NewMatcher()
-		var text []byte
-		for step := range 8 {
-			require.NoError(t, m.FillMask(mask))
-			want := llamaMask(lg, v.Len(), data)
-			var allowed []int
-			for id := range v.Len() {
-				got := mask[id/32]&(1<<(id%32)) != 0
-				if got {
-					allowed = append(allowed, id)
-				}
-				if got == want[id] || bytes.IndexByte(v.Bytes(id), 0) >= 0 || llamaCppFlaw(text, v, id, got) != "" {
-					continue
-				}
-				t.Fatalf("grammar %d step %d after %q: token %d %q: reins allows=%v, llama.cpp allows=%v\n%s", i, step, text, id, v.Bytes(id), got, want[id], src)
-			}
-			compared++
-			require.NotEmpty(t, allowed, src)
-			tok := allowed[r.IntN(len(allowed))]
-			if v.IsEOG(tok) {
-				break
-			}
-			require.NoError(t, m.Advance(tok))
-			lg.Accept(int32(tok))
-			text = append(text, v.Bytes(tok)...)
-		}
+		compared += walkAndCompare(t, v, a.NewMatcher(), lg, r, 8, data, map[string]int{}, fmt.Sprintf("grammar %d:\n%s", i, src))
 		lg.Free()
 	}
 	t.Logf("%d masks compared; %d grammars refused by llama.cpp", compared, refused)
