@@ -10,5 +10,6 @@ require (
 
 require (
 	github.com/alecthomas/participle/v2 v2.1.4 // indirect
+	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

@@ -19,16 +19,57 @@ import (
 // Parse parses re and returns the grammar of the strings it matches in
 // full. The grammar's only rule is "root".
 func Parse(re string) (*grammar.Grammar, error) {
+	body, err := Lower(re, false)
+	if err != nil {
+		return nil, err
+	}
+	return &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: body}}}, nil
+}
+
+// Lower returns the grammar node of the strings re matches: in full, or,
+// with search, the strings that contain a match (as JSON Schema's
+// "pattern" and ECMAScript's RegExp.test judge them: only a ^ at the start
+// or a $ at the end anchors the search).
+func Lower(re string, search bool) (*grammar.Node, error) {
 	tree, err := syntax.Parse(re, syntax.Perl)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", re, err)
 	}
-	tree = stripAnchors(tree.Simplify())
-	body, err := lower(tree)
+	tree = tree.Simplify()
+	begin, end := !search, !search
+	if search {
+		begin, end = anchored(tree)
+	}
+	body, err := lower(stripAnchors(tree))
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", re, err)
 	}
-	return &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: body}}}, nil
+	anything := grammar.Repeat(grammar.Class(0, utf8.MaxRune), 0, -1)
+	var subs []*grammar.Node
+	if !begin {
+		subs = append(subs, anything)
+	}
+	subs = append(subs, body)
+	if !end {
+		subs = append(subs, anything)
+	}
+	if len(subs) == 1 {
+		return body, nil
+	}
+	return grammar.Seq(subs...), nil
+}
+
+// anchored reports whether re begins with ^ (or \A) and ends with $ (or \z).
+func anchored(re *syntax.Regexp) (begin, end bool) {
+	isBegin := func(r *syntax.Regexp) bool { return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine }
+	isEnd := func(r *syntax.Regexp) bool { return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine }
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op == syntax.OpConcat && len(re.Sub) > 0 {
+		return isBegin(re.Sub[0]), isEnd(re.Sub[len(re.Sub)-1])
+	}
+	return isBegin(re), isEnd(re)
 }
 
 // stripAnchors removes the anchors at the very start and end of the

@@ -1,0 +1,860 @@
+package jsonschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
+)
+
+// Options configures Compile. The zero value is flexible whitespace with
+// runs of at most 16.
+type Options struct {
+	// Compact allows no whitespace at all between tokens.
+	Compact bool
+	// MaxWhitespace bounds each run of whitespace in flexible mode, so a
+	// model cannot loop on spaces; 0 means 16.
+	MaxWhitespace int
+}
+
+// Error is a schema that cannot be compiled, at a JSON pointer.
+type Error struct {
+	Pointer string // JSON pointer into the schema, "#" for its root
+	Keyword string // the keyword at fault, or ""
+	Msg     string
+}
+
+func (e *Error) Error() string {
+	if e.Keyword != "" {
+		return fmt.Sprintf("%s/%s: %s", e.Pointer, e.Keyword, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Pointer, e.Msg)
+}
+
+// annotations are keywords that do not constrain instances.
+var annotations = map[string]bool{
+	"$schema": true, "$id": true, "id": true, "title": true, "description": true, "default": true,
+	"examples": true, "$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
+	"$defs": true, "definitions": true, "contentMediaType": true, "contentEncoding": true,
+	"contentSchema": true, "$anchor": true, "$vocabulary": true,
+}
+
+// Compile compiles a JSON Schema document. It supports exactly: boolean
+// schemas; type (one or several); enum and const; properties, required
+// and additionalProperties (absent, true, false or a schema); items
+// (a schema, or in older drafts an array), prefixItems, additionalItems,
+// minItems and maxItems; minLength and maxLength (code points); pattern
+// (unanchored, as the specification says); minimum, maximum,
+// exclusiveMinimum and exclusiveMaximum for integers; anyOf; oneOf when
+// its branches are of different types; $ref to pointers within the
+// document (recursion allowed); nullable (OpenAPI); and the annotations
+// (title, description, default, ...). Any other keyword is an *Error.
+func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
+	if opts.MaxWhitespace == 0 {
+		opts.MaxWhitespace = 16
+	}
+	if opts.MaxWhitespace < 0 {
+		return nil, fmt.Errorf("jsonschema: MaxWhitespace %d: want ≥ 0", opts.MaxWhitespace)
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
+	}
+	validator, err := newValidator(schema)
+	if err != nil {
+		return nil, err
+	}
+	order, err := keyOrder(schema)
+	if err != nil {
+		return nil, fmt.Errorf("jsonschema: %w", err)
+	}
+	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, validator: validator, order: order}
+	c.g = &grammar.Grammar{Start: "root"}
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
+	body, err := c.schema(doc, "#")
+	if err != nil {
+		return nil, err
+	}
+	c.g.Rules[0].Body = grammar.Seq(c.ws(), body, c.ws())
+	return c.g, nil
+}
+
+// JSON returns the grammar of any JSON value (JSON mode).
+func JSON(opts Options) *grammar.Grammar {
+	g, err := Compile([]byte(`{}`), opts)
+	if err != nil {
+		panic("jsonschema: the empty schema must compile: " + err.Error())
+	}
+	return g
+}
+
+// newValidator compiles the schema with santhosh-tekuri/jsonschema,
+// which checks that it is a valid schema; remote references are refused.
+func newValidator(schema []byte) (*santhosh.Schema, error) {
+	c := santhosh.NewCompiler()
+	c.LoadURL = func(url string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("remote $ref %s refused", url)
+	}
+	if err := c.AddResource("schema.json", bytes.NewReader(schema)); err != nil {
+		return nil, fmt.Errorf("jsonschema: %w", err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("jsonschema: invalid schema: %w", err)
+	}
+	return s, nil
+}
+
+// Validate reports whether the JSON text instance is valid under schema,
+// using santhosh-tekuri/jsonschema: reins validates its own output with it.
+func Validate(schema, instance []byte) error {
+	v, err := newValidator(schema)
+	if err != nil {
+		return err
+	}
+	return validate(v, instance)
+}
+
+func validate(v *santhosh.Schema, instance []byte) error {
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(instance))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	return v.Validate(x)
+}
+
+type compiler struct {
+	doc       any
+	opts      Options
+	g         *grammar.Grammar
+	rules     map[string]string // pointer → rule name, for $ref targets
+	validator *santhosh.Schema
+	order     map[string][]string // object keys in schema order, by pointer
+}
+
+func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
+	return &Error{Pointer: ptr, Keyword: kw, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ws is optional whitespace between tokens.
+func (c *compiler) ws() *grammar.Node {
+	if c.opts.Compact {
+		return &grammar.Node{Op: grammar.OpEmpty}
+	}
+	return grammar.Repeat(grammar.Class(' ', ' ', '\t', '\t', '\n', '\n', '\r', '\r'), 0, c.opts.MaxWhitespace)
+}
+
+func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }
+
+var allTypes = []string{"null", "boolean", "object", "array", "number", "string"}
+
+// schema compiles the schema at ptr.
+func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
+	switch s := s.(type) {
+	case bool:
+		if !s {
+			return nil, c.errorf(ptr, "", "the schema false allows no value")
+		}
+		return c.anyValue(), nil
+	case map[string]any:
+		return c.object(s, ptr)
+	}
+	return nil, c.errorf(ptr, "", "a schema must be an object or a boolean")
+}
+
+func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	handled := map[string]bool{}
+	for _, k := range keys {
+		if annotations[k] {
+			handled[k] = true
+		}
+	}
+	if ref, ok := s["$ref"]; ok {
+		for _, k := range keys {
+			if k != "$ref" && !annotations[k] {
+				return nil, c.errorf(ptr, k, "keywords beside $ref are not supported")
+			}
+		}
+		r, ok := ref.(string)
+		if !ok {
+			return nil, c.errorf(ptr, "$ref", "must be a string")
+		}
+		return c.ref(r, ptr)
+	}
+	if _, ok := s["$id"]; ok && ptr != "#" {
+		return nil, c.errorf(ptr, "$id", "an $id below the root is not supported")
+	}
+	// Enum and const: literals, filtered by the whole schema.
+	if e, ok := s["enum"]; ok {
+		vals, ok := e.([]any)
+		if !ok {
+			return nil, c.errorf(ptr, "enum", "must be an array")
+		}
+		return c.literals(vals, s, ptr, "enum")
+	}
+	if v, ok := s["const"]; ok {
+		return c.literals([]any{v}, s, ptr, "const")
+	}
+	types, err := c.types(s, ptr)
+	if err != nil {
+		return nil, err
+	}
+	handled["type"], handled["nullable"] = true, true
+	var alts []*grammar.Node
+	for _, t := range types {
+		n, err := c.typed(t, s, ptr, handled)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			alts = append(alts, n)
+		}
+	}
+	// anyOf / oneOf combine with the rest only when the rest says nothing.
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		sub, ok := s[kw]
+		if !ok {
+			continue
+		}
+		handled[kw] = true
+		if n, err := c.combine(kw, sub, s, ptr); err != nil {
+			return nil, err
+		} else {
+			return n, c.unhandled(s, ptr, handled)
+		}
+	}
+	if err := c.unhandled(s, ptr, handled); err != nil {
+		return nil, err
+	}
+	if len(alts) == 0 {
+		return nil, c.errorf(ptr, "type", "no type is possible")
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+func (c *compiler) unhandled(s map[string]any, ptr string, handled map[string]bool) error {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !handled[k] {
+			return c.errorf(ptr, k, "keyword %s is not supported (here)", k)
+		}
+	}
+	return nil
+}
+
+// types returns the instance types the schema allows, from type and
+// nullable, or every type.
+func (c *compiler) types(s map[string]any, ptr string) ([]string, error) {
+	var types []string
+	switch t := s["type"].(type) {
+	case nil:
+		types = slices.Clone(allTypes)
+	case string:
+		types = []string{t}
+	case []any:
+		for _, x := range t {
+			ts, ok := x.(string)
+			if !ok {
+				return nil, c.errorf(ptr, "type", "must list type names")
+			}
+			types = append(types, ts)
+		}
+	default:
+		return nil, c.errorf(ptr, "type", "must be a string or an array")
+	}
+	if n, ok := s["nullable"].(bool); ok && n && !slices.Contains(types, "null") {
+		types = append(types, "null")
+	}
+	// integer and number overlap: number wins.
+	if slices.Contains(types, "number") {
+		types = slices.DeleteFunc(types, func(t string) bool { return t == "integer" })
+	}
+	return types, nil
+}
+
+// combine compiles anyOf, or oneOf with branches of disjoint types, when
+// its sibling keywords constrain nothing.
+func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*grammar.Node, error) {
+	for k := range s {
+		if k != kw && !annotations[k] {
+			return nil, c.errorf(ptr, k, "keywords beside %s are not supported", kw)
+		}
+	}
+	list, ok := sub.([]any)
+	if !ok || len(list) == 0 {
+		return nil, c.errorf(ptr, kw, "must be a non-empty array")
+	}
+	var alts []*grammar.Node
+	seen := map[string]bool{}
+	for i, b := range list {
+		bp := fmt.Sprintf("%s/%s/%d", ptr, kw, i)
+		if kw == "oneOf" {
+			m, ok := b.(map[string]any)
+			t, isStr := m["type"].(string)
+			if !ok || !isStr || t == "integer" || seen[t] || (t == "number" && seen["integer"]) || m["nullable"] != nil {
+				return nil, c.errorf(bp, "", "oneOf is supported only when each branch has a different single type")
+			}
+			seen[t] = true
+		}
+		n, err := c.schema(b, bp)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, n)
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// ref compiles a reference to a JSON pointer within the document as a
+// rule, so that recursive schemas become recursive rules.
+func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
+	if !strings.HasPrefix(r, "#") {
+		return nil, c.errorf(ptr, "$ref", "only references within the document (#...) are supported, not %q", r)
+	}
+	target := r
+	if name, ok := c.rules[target]; ok {
+		return grammar.Ref(name), nil
+	}
+	if target == "#" {
+		c.rules[target] = "root"
+		return grammar.Ref("root"), nil
+	}
+	node, err := resolve(c.doc, target)
+	if err != nil {
+		return nil, c.errorf(ptr, "$ref", "%v", err)
+	}
+	name := fmt.Sprintf("ref%d", len(c.rules))
+	c.rules[target] = name
+	at := len(c.g.Rules)
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
+	body, err := c.schema(node, target)
+	if err != nil {
+		return nil, err
+	}
+	c.g.Rules[at].Body = body
+	return grammar.Ref(name), nil
+}
+
+// resolve follows a JSON pointer fragment ("#/a/b") in doc.
+func resolve(doc any, ref string) (any, error) {
+	p := strings.TrimPrefix(ref, "#")
+	if p == "" {
+		return doc, nil
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil, fmt.Errorf("reference %q: anchors are not supported, only JSON pointers", ref)
+	}
+	cur := doc
+	for _, part := range strings.Split(p[1:], "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		if u, err := unescapeURI(part); err == nil {
+			part = u
+		}
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[part]
+			if !ok {
+				return nil, fmt.Errorf("reference %q: no %q", ref, part)
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("reference %q: bad index %q", ref, part)
+			}
+			cur = x[i]
+		default:
+			return nil, fmt.Errorf("reference %q: cannot descend into a %T", ref, cur)
+		}
+	}
+	return cur, nil
+}
+
+func unescapeURI(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		return s, nil
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				return "", err
+			}
+			b = append(b, byte(v))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b), nil
+}
+
+// literals compiles enum or const: the values that the whole schema
+// accepts (checked with the validator), each in its canonical encoding.
+func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*grammar.Node, error) {
+	// The values must satisfy the schema's other keywords too: validate
+	// each against the schema at ptr.
+	sub, err := c.subValidator(s)
+	if err != nil {
+		return nil, c.errorf(ptr, kw, "%v", err)
+	}
+	var alts []*grammar.Node
+	for _, v := range vals {
+		text, err := canonical(v)
+		if err != nil {
+			return nil, c.errorf(ptr, kw, "%v", err)
+		}
+		if sub != nil && validate(sub, []byte(text)) != nil {
+			continue
+		}
+		n, err := c.literal(v)
+		if err != nil {
+			return nil, c.errorf(ptr, kw, "%v", err)
+		}
+		alts = append(alts, n)
+	}
+	if len(alts) == 0 {
+		return nil, c.errorf(ptr, kw, "no value of %s satisfies the schema", kw)
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// subValidator compiles the schema object s on its own, for checking
+// enum values; a schema with references cannot be taken out of its
+// document, so then enum must stand alone.
+func (c *compiler) subValidator(s map[string]any) (*santhosh.Schema, error) {
+	for k := range s {
+		if k != "enum" && k != "const" && !annotations[k] {
+			if strings.Contains(mustJSON(s), `"$ref"`) {
+				return nil, fmt.Errorf("enum or const beside references is not supported")
+			}
+			return newValidator([]byte(mustJSON(s)))
+		}
+	}
+	return nil, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// canonical returns the compact JSON text of a decoded value.
+func canonical(v any) (string, error) {
+	var b strings.Builder
+	if err := writeCanonical(&b, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeCanonical(b *strings.Builder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case json.Number:
+		b.WriteString(x.String())
+	case string:
+		b.WriteString(quote(x))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		return fmt.Errorf("objects in enum or const are not supported")
+	default:
+		return fmt.Errorf("unexpected value %T", v)
+	}
+	return nil
+}
+
+// quote is the canonical JSON encoding of s.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		b.WriteString(escapeRune(r))
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// escapeRune is the canonical JSON spelling of r inside a string.
+func escapeRune(r rune) string {
+	switch r {
+	case '"':
+		return `\"`
+	case '\\':
+		return `\\`
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	case '\t':
+		return `\t`
+	case '\b':
+		return `\b`
+	case '\f':
+		return `\f`
+	}
+	if r < 0x20 {
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return string(r)
+}
+
+// literal compiles one enum value: its canonical text, with flexible
+// whitespace inside arrays.
+func (c *compiler) literal(v any) (*grammar.Node, error) {
+	if arr, ok := v.([]any); ok {
+		if len(arr) == 0 {
+			return grammar.Seq(lit("["), c.ws(), lit("]")), nil
+		}
+		subs := []*grammar.Node{lit("["), c.ws()}
+		for i, e := range arr {
+			if i > 0 {
+				subs = append(subs, c.ws(), lit(","), c.ws())
+			}
+			n, err := c.literal(e)
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, n)
+		}
+		return grammar.Seq(append(subs, c.ws(), lit("]"))...), nil
+	}
+	text, err := canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return lit(text), nil
+}
+
+// anyValue is any JSON value.
+func (c *compiler) anyValue() *grammar.Node {
+	if name, ok := c.rules["any"]; ok {
+		return grammar.Ref(name)
+	}
+	c.rules["any"] = "value"
+	at := len(c.g.Rules)
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "value"})
+	v := grammar.Ref("value")
+	ws := c.ws()
+	member := grammar.Seq(c.stringNode(0, -1), ws, lit(":"), ws, v)
+	obj := grammar.Seq(lit("{"), ws, grammar.Repeat(grammar.Seq(member, grammar.Repeat(grammar.Seq(ws, lit(","), ws, member), 0, -1)), 0, 1), ws, lit("}"))
+	arr := grammar.Seq(lit("["), ws, grammar.Repeat(grammar.Seq(v, grammar.Repeat(grammar.Seq(ws, lit(","), ws, v), 0, -1)), 0, 1), ws, lit("]"))
+	c.g.Rules[at].Body = grammar.Alt(lit("null"), lit("true"), lit("false"), numberNode(), c.stringNode(0, -1), obj, arr)
+	return v
+}
+
+func numberNode() *grammar.Node {
+	digits := grammar.Repeat(grammar.Class('0', '9'), 1, -1)
+	intPart := grammar.Alt(lit("0"), grammar.Seq(grammar.Class('1', '9'), grammar.Repeat(grammar.Class('0', '9'), 0, -1)))
+	return grammar.Seq(grammar.Repeat(lit("-"), 0, 1), intPart,
+		grammar.Repeat(grammar.Seq(lit("."), digits), 0, 1),
+		grammar.Repeat(grammar.Seq(grammar.Class('e', 'e', 'E', 'E'), grammar.Repeat(grammar.Class('+', '+', '-', '-'), 0, 1), digits), 0, 1))
+}
+
+// stringChar is one character of a JSON string in canonical form, or
+// any escape. With noSurrogates, \u escapes of surrogates are left out,
+// so that each unit is exactly one code point (for length bounds).
+func stringChar(noSurrogates bool) *grammar.Node {
+	plain := &grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges([]rune{0, 0x1f, '"', '"', '\\', '\\'})}
+	hex := grammar.Class('0', '9', 'a', 'f', 'A', 'F')
+	u := grammar.Seq(lit("u"), hex, hex, hex, hex)
+	if noSurrogates {
+		u = grammar.Seq(lit("u"), grammar.Alt(
+			grammar.Seq(grammar.Class('0', '9', 'a', 'c', 'A', 'C', 'e', 'f', 'E', 'F'), hex, hex, hex),
+			grammar.Seq(grammar.Class('d', 'd', 'D', 'D'), grammar.Class('0', '7'), hex, hex)))
+	}
+	esc := grammar.Seq(lit(`\`), grammar.Alt(grammar.Class('"', '"', '\\', '\\', '/', '/', 'b', 'b', 'f', 'f', 'n', 'n', 'r', 'r', 't', 't'), u))
+	return grammar.Alt(plain, esc)
+}
+
+// stringNode is a JSON string of min to max code points (max -1: any).
+func (c *compiler) stringNode(min, max int) *grammar.Node {
+	bounded := min > 0 || max >= 0
+	return grammar.Seq(lit(`"`), grammar.Repeat(stringChar(bounded), min, max), lit(`"`))
+}
+
+// typed compiles the schema for one instance type.
+func (c *compiler) typed(t string, s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	switch t {
+	case "null":
+		return lit("null"), nil
+	case "boolean":
+		return grammar.Alt(lit("true"), lit("false")), nil
+	case "string":
+		return c.str(s, ptr, handled)
+	case "integer":
+		return c.integer(s, ptr, handled)
+	case "number":
+		for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+			if _, ok := s[kw]; ok {
+				return nil, c.errorf(ptr, kw, "bounds on numbers that are not integers are not supported")
+			}
+		}
+		return numberNode(), nil
+	case "object":
+		return c.objectType(s, ptr, handled)
+	case "array":
+		return c.array(s, ptr, handled)
+	}
+	return nil, c.errorf(ptr, "type", "unknown type %q", t)
+}
+
+func intOf(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(n.String())
+	return i, err == nil && i >= 0
+}
+
+func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	min, max := 0, -1
+	if v, ok := s["minLength"]; ok {
+		handled["minLength"] = true
+		n, ok := intOf(v)
+		if !ok {
+			return nil, c.errorf(ptr, "minLength", "must be a non-negative integer")
+		}
+		min = n
+	}
+	if v, ok := s["maxLength"]; ok {
+		handled["maxLength"] = true
+		n, ok := intOf(v)
+		if !ok {
+			return nil, c.errorf(ptr, "maxLength", "must be a non-negative integer")
+		}
+		max = n
+	}
+	if max >= 0 && max < min {
+		return nil, c.errorf(ptr, "maxLength", "below minLength: no string fits")
+	}
+	if max > 10000 || min > 10000 {
+		return nil, c.errorf(ptr, "maxLength", "length bounds above 10000 are not supported")
+	}
+	if p, ok := s["pattern"]; ok {
+		handled["pattern"] = true
+		pat, ok := p.(string)
+		if !ok {
+			return nil, c.errorf(ptr, "pattern", "must be a string")
+		}
+		if min > 0 || max >= 0 {
+			return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is not supported")
+		}
+		if strings.Contains(pat, `\s`) || strings.Contains(pat, `\S`) || strings.Contains(pat, `\b`) || strings.Contains(pat, `\B`) {
+			return nil, c.errorf(ptr, "pattern", `\s, \S, \b and \B differ between ECMAScript and this engine; not supported`)
+		}
+		n, err := regex.Lower(pat, true)
+		if err != nil {
+			return nil, c.errorf(ptr, "pattern", "%v", err)
+		}
+		n, err = jsonEncode(n)
+		if err != nil {
+			return nil, c.errorf(ptr, "pattern", "%v", err)
+		}
+		return grammar.Seq(lit(`"`), n, lit(`"`)), nil
+	}
+	if f, ok := s["format"]; ok {
+		return nil, c.errorf(ptr, "format", "format %v is not supported yet", f)
+	}
+	return c.stringNode(min, max), nil
+}
+
+// jsonEncode rewrites a grammar over code points into one over their
+// canonical JSON string encoding. "." in ECMAScript does not match line
+// terminators, so regex.Lower's "." (all but \n) is narrowed.
+func jsonEncode(n *grammar.Node) (*grammar.Node, error) {
+	switch n.Op {
+	case grammar.OpLit:
+		var b strings.Builder
+		for _, r := range n.Runes {
+			b.WriteString(escapeRune(r))
+		}
+		return lit(b.String()), nil
+	case grammar.OpClass:
+		var plain []rune
+		var escaped []*grammar.Node
+		for i := 0; i+1 < len(n.Ranges); i += 2 {
+			lo, hi := n.Ranges[i], n.Ranges[i+1]
+			for lo <= hi && (lo < 0x20 || lo == '"' || lo == '\\') {
+				escaped = append(escaped, lit(escapeRune(lo)))
+				lo++
+			}
+			for lo <= hi {
+				// Split around '"' and '\\'.
+				end := hi
+				for _, special := range []rune{'"', '\\'} {
+					if lo < special && special <= end {
+						end = special - 1
+					}
+				}
+				plain = append(plain, lo, end)
+				lo = end + 1
+				for lo <= hi && (lo == '"' || lo == '\\') {
+					escaped = append(escaped, lit(escapeRune(lo)))
+					lo++
+				}
+			}
+		}
+		alts := escaped
+		if len(plain) > 0 {
+			alts = append([]*grammar.Node{{Op: grammar.OpClass, Ranges: plain}}, alts...)
+		}
+		if len(alts) == 1 {
+			return alts[0], nil
+		}
+		return grammar.Alt(alts...), nil
+	case grammar.OpEmpty:
+		return n, nil
+	case grammar.OpSeq, grammar.OpAlt, grammar.OpRepeat:
+		c := *n
+		c.Subs = make([]*grammar.Node, len(n.Subs))
+		for i, s := range n.Subs {
+			var err error
+			if c.Subs[i], err = jsonEncode(s); err != nil {
+				return nil, err
+			}
+		}
+		return &c, nil
+	}
+	return nil, fmt.Errorf("cannot encode %s in a JSON string", n.Op)
+}
+
+func (c *compiler) integer(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	var lo, hi *big.Int
+	bound := func(kw string, exclusive bool, isMin bool) error {
+		v, ok := s[kw]
+		if !ok {
+			return nil
+		}
+		handled[kw] = true
+		if b, isBool := v.(bool); isBool { // draft 4: exclusiveMinimum is a flag
+			if !b {
+				return nil
+			}
+			base := "maximum"
+			if isMin {
+				base = "minimum"
+			}
+			if _, ok := s[base]; !ok {
+				return c.errorf(ptr, kw, "without %s", base)
+			}
+			if isMin {
+				lo.Add(lo, big.NewInt(1))
+			} else {
+				hi.Sub(hi, big.NewInt(1))
+			}
+			return nil
+		}
+		num, ok := v.(json.Number)
+		if !ok {
+			return c.errorf(ptr, kw, "must be a number")
+		}
+		r, ok := new(big.Rat).SetString(num.String())
+		if !ok {
+			return c.errorf(ptr, kw, "bad number %s", num)
+		}
+		// The tightest integer bound: ceil for minimums, floor for maximums.
+		q := new(big.Int).Quo(r.Num(), r.Denom())
+		isInt := r.IsInt()
+		if isMin {
+			if !isInt && r.Sign() > 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			if exclusive && isInt {
+				q.Add(q, big.NewInt(1))
+			}
+			if lo == nil || q.Cmp(lo) > 0 {
+				lo = q
+			}
+		} else {
+			if !isInt && r.Sign() < 0 {
+				q.Sub(q, big.NewInt(1))
+			}
+			if exclusive && isInt {
+				q.Sub(q, big.NewInt(1))
+			}
+			if hi == nil || q.Cmp(hi) < 0 {
+				hi = q
+			}
+		}
+		return nil
+	}
+	for _, b := range []struct {
+		kw        string
+		exclusive bool
+		min       bool
+	}{{"minimum", false, true}, {"maximum", false, false}, {"exclusiveMinimum", true, true}, {"exclusiveMaximum", true, false}} {
+		if _, isBool := s[b.kw].(bool); isBool {
+			continue // draft 4 flags, applied below
+		}
+		if err := bound(b.kw, b.exclusive, b.min); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range []struct {
+		kw  string
+		min bool
+	}{{"exclusiveMinimum", true}, {"exclusiveMaximum", false}} {
+		if _, isBool := s[b.kw].(bool); isBool {
+			if err := bound(b.kw, true, b.min); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, ok := s["multipleOf"]; ok {
+		return nil, c.errorf(ptr, "multipleOf", "not supported")
+	}
+	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
+		return nil, c.errorf(ptr, "maximum", "no integer lies between the bounds")
+	}
+	return intRange(lo, hi), nil
+}

@@ -1,0 +1,366 @@
+package jsonschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// keyOrder returns, for every object of a JSON document, its keys in
+// the order they are written, keyed by the object's JSON pointer.
+func keyOrder(data []byte) (map[string][]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	out := map[string][]string{}
+	var walk func(ptr string) error
+	walk = func(ptr string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key := k.(string)
+				keys = append(keys, key)
+				if err := walk(ptr + "/" + escapePointer(key)); err != nil {
+					return err
+				}
+			}
+			out[ptr] = keys
+		case '[':
+			for i := 0; dec.More(); i++ {
+				if err := walk(ptr + "/" + strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	return out, walk("#")
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// objectType compiles an object schema: its listed properties in
+// schema order (required ones mandatory), then additional properties
+// when allowed.
+func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	for _, kw := range []string{"patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
+		if _, ok := s[kw]; ok {
+			return nil, c.errorf(ptr, kw, "not supported")
+		}
+	}
+	handled["properties"], handled["required"], handled["additionalProperties"] = true, true, true
+	props, _ := s["properties"].(map[string]any)
+	if s["properties"] != nil && props == nil {
+		return nil, c.errorf(ptr, "properties", "must be an object")
+	}
+	names := c.order[ptr+"/properties"]
+	if len(names) != len(props) { // a $ref target or an odd document: fall back to sorted
+		names = names[:0]
+		for k := range props {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+	}
+	required := map[string]bool{}
+	if r, ok := s["required"]; ok {
+		list, ok := r.([]any)
+		if !ok {
+			return nil, c.errorf(ptr, "required", "must be an array")
+		}
+		for _, x := range list {
+			name, ok := x.(string)
+			if !ok {
+				return nil, c.errorf(ptr, "required", "must list strings")
+			}
+			if _, ok := props[name]; !ok {
+				return nil, c.errorf(ptr, "required", "required property %q has no schema in properties: not supported", name)
+			}
+			required[name] = true
+		}
+	}
+	ws := c.ws()
+	var members []*grammar.Node
+	for _, name := range names {
+		v, err := c.schema(props[name], ptr+"/properties/"+escapePointer(name))
+		if err != nil {
+			if e, ok := err.(*Error); ok && e.Msg == "the schema false allows no value" {
+				if required[name] {
+					return nil, c.errorf(ptr, "required", "property %q is required but its schema is false", name)
+				}
+				members = append(members, nil) // never present
+				continue
+			}
+			return nil, err
+		}
+		members = append(members, grammar.Seq(lit(quote(name)), ws, lit(":"), ws, v))
+	}
+	// Additional properties.
+	var extra *grammar.Node
+	switch a := s["additionalProperties"].(type) {
+	case nil:
+		extra = c.anyValue()
+	case bool:
+		if a {
+			extra = c.anyValue()
+		}
+	default:
+		var err error
+		if extra, err = c.schema(a, ptr+"/additionalProperties"); err != nil {
+			return nil, err
+		}
+	}
+	var more *grammar.Node // one additional member
+	if extra != nil {
+		more = grammar.Seq(keyNotIn(names), ws, lit(":"), ws, extra)
+	}
+	// Right to left: first[i] when nothing was written yet, rest[i] after.
+	tailFirst := &grammar.Node{Op: grammar.OpEmpty}
+	tailRest := &grammar.Node{Op: grammar.OpEmpty}
+	if more != nil {
+		sepMore := grammar.Repeat(grammar.Seq(ws, lit(","), ws, more), 0, -1)
+		tailRest = sepMore
+		tailFirst = grammar.Repeat(grammar.Seq(more, sepMore), 0, 1)
+	}
+	first, rest := c.rule(tailFirst), c.rule(tailRest)
+	for i := len(members) - 1; i >= 0; i-- {
+		m := members[i]
+		if m == nil {
+			continue
+		}
+		f := grammar.Seq(m, rest)
+		r := grammar.Seq(ws, lit(","), ws, m, rest)
+		if !required[names[i]] {
+			f = grammar.Alt(f, first)
+			r = grammar.Alt(r, rest)
+		}
+		first, rest = c.rule(f), c.rule(r)
+	}
+	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
+}
+
+// rule names n as a rule of its own, so that a chain of optional members
+// shares its tails instead of repeating them.
+func (c *compiler) rule(n *grammar.Node) *grammar.Node {
+	if n.Op == grammar.OpEmpty || n.Op == grammar.OpRef {
+		return n
+	}
+	name := fmt.Sprintf("r%d", len(c.g.Rules))
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: n})
+	return grammar.Ref(name)
+}
+
+// keyNotIn is a JSON string, in canonical encoding, that is none of
+// names. The canonical encoding makes the complement exact: no key can
+// spell a listed name another way.
+func keyNotIn(names []string) *grammar.Node {
+	type node struct {
+		end      bool
+		children map[rune]*node
+	}
+	root := &node{children: map[rune]*node{}}
+	for _, name := range names {
+		n := root
+		for _, r := range name {
+			if n.children[r] == nil {
+				n.children[r] = &node{children: map[rune]*node{}}
+			}
+			n = n.children[r]
+		}
+		n.end = true
+	}
+	char := canonicalChar(nil)
+	anyTail := grammar.Seq(grammar.Repeat(char, 0, -1), lit(`"`))
+	var build func(n *node) *grammar.Node
+	build = func(n *node) *grammar.Node {
+		var alts []*grammar.Node
+		if !n.end {
+			alts = append(alts, lit(`"`))
+		}
+		var rs []rune
+		for r := range n.children {
+			rs = append(rs, r)
+		}
+		slices.Sort(rs)
+		for _, r := range rs {
+			alts = append(alts, grammar.Seq(lit(escapeRune(r)), build(n.children[r])))
+		}
+		alts = append(alts, grammar.Seq(canonicalChar(rs), anyTail))
+		return grammar.Alt(alts...)
+	}
+	return grammar.Seq(lit(`"`), build(root))
+}
+
+// canonicalChar is one string character in canonical encoding, other
+// than the characters in except.
+func canonicalChar(except []rune) *grammar.Node {
+	excluded := []rune{0, 0x1f, '"', '"', '\\', '\\'}
+	for _, r := range except {
+		excluded = append(excluded, r, r)
+	}
+	excluded = grammar.NormalizeRanges(excluded)
+	alts := []*grammar.Node{{Op: grammar.OpClass, Ranges: grammar.NegateRanges(excluded)}}
+	for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
+		if !slices.Contains(except, r) {
+			alts = append(alts, lit(escapeRune(r)))
+		}
+	}
+	return grammar.Alt(alts...)
+}
+
+func controlRunes() []rune {
+	out := make([]rune, 0, 32)
+	for r := rune(0); r < 0x20; r++ {
+		out = append(out, r)
+	}
+	return out
+}
+
+// array compiles an array schema.
+func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	for _, kw := range []string{"contains", "minContains", "maxContains", "unevaluatedItems"} {
+		if _, ok := s[kw]; ok {
+			return nil, c.errorf(ptr, kw, "not supported")
+		}
+	}
+	handled["items"], handled["prefixItems"], handled["additionalItems"], handled["minItems"], handled["maxItems"], handled["uniqueItems"] = true, true, true, true, true, true
+	if u, ok := s["uniqueItems"]; ok {
+		if b, _ := u.(bool); b {
+			return nil, c.errorf(ptr, "uniqueItems", "uniqueItems true cannot be expressed by a grammar")
+		}
+	}
+	var prefix []any
+	var rest any = true // schema of the items after the prefix; nil for none allowed
+	restPtr := ptr + "/items"
+	if p, ok := s["prefixItems"]; ok {
+		list, ok := p.([]any)
+		if !ok {
+			return nil, c.errorf(ptr, "prefixItems", "must be an array")
+		}
+		prefix = list
+		if it, ok := s["items"]; ok {
+			rest = it
+		}
+	} else if it, ok := s["items"]; ok {
+		if list, isList := it.([]any); isList { // draft ≤ 2019 tuple form
+			prefix = list
+			rest, restPtr = true, ptr+"/additionalItems"
+			if a, ok := s["additionalItems"]; ok {
+				rest = a
+			}
+		} else {
+			rest = it
+		}
+	}
+	if b, isBool := rest.(bool); isBool && !b {
+		rest = nil
+	}
+	min, max := 0, -1
+	if v, ok := s["minItems"]; ok {
+		n, ok := intOf(v)
+		if !ok {
+			return nil, c.errorf(ptr, "minItems", "must be a non-negative integer")
+		}
+		min = n
+	}
+	if v, ok := s["maxItems"]; ok {
+		n, ok := intOf(v)
+		if !ok {
+			return nil, c.errorf(ptr, "maxItems", "must be a non-negative integer")
+		}
+		max = n
+	}
+	if rest == nil && (max < 0 || max > len(prefix)) {
+		max = len(prefix)
+	}
+	if max >= 0 && max < min {
+		return nil, c.errorf(ptr, "maxItems", "below minItems: no array fits")
+	}
+	if min > 1000 || max > 1000 {
+		return nil, c.errorf(ptr, "maxItems", "item counts above 1000 are not supported")
+	}
+	var elems []*grammar.Node
+	for i, p := range prefix {
+		if i >= max && max >= 0 {
+			break
+		}
+		n, err := c.schema(p, fmt.Sprintf("%s/prefixItems/%d", ptr, i))
+		if err != nil {
+			return nil, err
+		}
+		elems = append(elems, n)
+	}
+	var restNode *grammar.Node
+	if rest != nil && (max < 0 || max > len(prefix)) {
+		var err error
+		if restNode, err = c.schema(rest, restPtr); err != nil {
+			return nil, err
+		}
+	}
+	if len(elems) < min && restNode == nil {
+		return nil, c.errorf(ptr, "minItems", "more items required than the schema allows")
+	}
+	ws := c.ws()
+	sep := grammar.Seq(ws, lit(","), ws)
+	// after(i): the items from index i on, each preceded by a separator.
+	var after func(i int) *grammar.Node
+	after = func(i int) *grammar.Node {
+		if i < len(elems) {
+			n := grammar.Seq(sep, elems[i], after(i+1))
+			if i >= min {
+				return grammar.Repeat(n, 0, 1)
+			}
+			return n
+		}
+		if restNode == nil {
+			return &grammar.Node{Op: grammar.OpEmpty}
+		}
+		lo := max0(min - i)
+		hi := -1
+		if max >= 0 {
+			hi = max - i
+		}
+		return grammar.Repeat(grammar.Seq(sep, restNode), lo, hi)
+	}
+	var body *grammar.Node
+	switch {
+	case len(elems) > 0:
+		body = grammar.Seq(elems[0], after(1))
+	case restNode != nil:
+		hi := -1
+		if max >= 0 {
+			hi = max - 1
+		}
+		body = grammar.Seq(restNode, grammar.Repeat(grammar.Seq(sep, restNode), max0(min-1), hi))
+	default:
+		body = &grammar.Node{Op: grammar.OpEmpty}
+	}
+	if min == 0 && body.Op != grammar.OpEmpty {
+		body = grammar.Repeat(body, 0, 1)
+	}
+	if max == 0 {
+		body = &grammar.Node{Op: grammar.OpEmpty}
+	}
+	return grammar.Seq(lit("["), ws, body, ws, lit("]")), nil
+}
+
+func max0(x int) int { return max(x, 0) }
