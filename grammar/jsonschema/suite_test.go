@@ -98,7 +98,7 @@ func TestOfficialSuite(t *testing.T) {
 		return
 	}
 	raw, err := os.ReadFile(path)
-	require.NoError(t, err, "no baseline: run go test -run TestOfficialSuite -update ./grammar/jsonschema")
+	require.NoError(t, err, "no baseline: run go test ./grammar/jsonschema -run TestOfficialSuite -args -update")
 	var base map[string]*suiteResult
 	require.NoError(t, json.Unmarshal(raw, &base))
 	for draft, res := range results {
