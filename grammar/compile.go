@@ -167,7 +167,8 @@ func (c *compiler) nodeProductive(n *Node) bool {
 	case OpRepeat:
 		return n.Min == 0 || c.nodeProductive(n.Subs[0])
 	case OpRef:
-		return c.productive[c.index[n.Name]]
+		i := c.index[n.Name]
+		return i >= len(c.productive) || c.productive[i] // hoisted rules are productive
 	case OpClass:
 		return len(n.Ranges) > 0
 	}
@@ -249,6 +250,9 @@ func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 		if !c.nodeProductive(sub) { // then Min is 0: only the empty repetition
 			return next, nil
 		}
+		if copies := max(n.Min, n.Max); copies > hoistCopies && unrolled(sub) > hoistSize {
+			return c.hoisted(n, next)
+		}
 		at := next
 		if n.Max < 0 {
 			loop := c.split(0, next)
@@ -281,6 +285,30 @@ func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
 	return 0, errorf(n.Pos, "cannot compile %s node", n.Op)
+}
+
+// A bounded repetition of more than hoistCopies copies of a body of
+// more than hoistSize instructions compiles the body once, as a rule of
+// its own, and calls it from each copy: {0,255} of a JSON string
+// character then costs 255 calls instead of 255 copies.
+const (
+	hoistCopies = 4
+	hoistSize   = 8
+)
+
+// hoisted compiles repetition n with its body as a separate rule.
+func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
+	rule := uint32(len(c.prog.Rules))
+	c.prog.Rules = append(c.prog.Rules, ProgRule{Name: fmt.Sprintf("_rep%d", rule)})
+	match := c.emit(Inst{Op: InstMatch, Arg: rule})
+	entry, err := c.compile(n.Subs[0], match)
+	if err != nil {
+		return 0, err
+	}
+	c.prog.Rules[rule].Start = entry
+	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name}
+	c.index[call.Name] = int(rule)
+	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 }
 
 func (c *compiler) bytes(b []byte, next uint32) uint32 {
@@ -359,6 +387,9 @@ func unrolled(n *Node) int {
 		copies := max(n.Min, n.Max, 1)
 		if n.Max < 0 {
 			copies = n.Min + 1
+		}
+		if copies > hoistCopies && size > hoistSize {
+			return min(size+2*copies, MaxInst+1) // see hoisted
 		}
 		if size > MaxInst/max(copies, 1) {
 			return MaxInst + 1

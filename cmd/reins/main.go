@@ -47,6 +47,8 @@ Usage:
                                   token by token: how many tokens the mask allows
   reins bench-grammar [--grammar F] [--vocab F] PATHS...
                                   per-token mask time along MaskBench instances, reins and llama.cpp
+  reins maskbench [--vocab F] [--out F] PATHS...
+                                  the MaskBench protocol with reins' JSON Schema compiler
 
 Run "reins COMMAND -h" for the flags of a command.
 `
@@ -69,6 +71,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdMask(args[1:], stdout, stderr)
 	case "bench-grammar":
 		err = cmdBenchGrammar(args[1:], stdout, stderr)
+	case "maskbench":
+		err = cmdMaskbench(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

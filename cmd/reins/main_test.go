@@ -215,3 +215,14 @@ func TestMaskCommand(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "REFUSED")
 }
+
+func TestMaskbenchCommand(t *testing.T) {
+	dir := shared.Path(t, "maskbench-dev")
+	files := []string{dir + "/Github_easy---o10013.json", dir + "/BFCL_simple_1.json"}
+	out, errOut, code := runCLI(t, append([]string{"maskbench", "--vocab", shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")}, files...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "TBM")
+	assert.Contains(t, out, "TTFM")
+	assert.Contains(t, out, "schemas 2")
+	assert.Contains(t, out, "invalidation errors 0 (0.0%)")
+}

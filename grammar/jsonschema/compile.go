@@ -80,6 +80,15 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
 	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, validator: validator, order: order}
+	if root, ok := doc.(map[string]any); ok {
+		if uri, ok := root["$schema"].(string); ok {
+			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
+				if strings.Contains(uri, d) {
+					c.oldDraft = true
+				}
+			}
+		}
+	}
 	c.g = &grammar.Grammar{Start: "root"}
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
 	body, err := c.schema(doc, "#")
@@ -141,6 +150,8 @@ type compiler struct {
 	opts      Options
 	g         *grammar.Grammar
 	rules     map[string]string // pointer → rule name, for $ref targets
+	oldDraft  bool              // draft 4, 6 or 7: siblings of $ref are ignored
+	visited   int               // schema objects compiled, against maxSchemaNodes
 	validator *santhosh.Schema
 	order     map[string][]string // object keys in schema order, by pointer
 }
@@ -161,8 +172,16 @@ func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Byt
 
 var allTypes = []string{"null", "boolean", "object", "array", "number", "string"}
 
+// maxSchemaNodes bounds how many schema objects one compilation visits:
+// merging (allOf, siblings) expands references in place, and a recursive
+// one would otherwise expand without end.
+const maxSchemaNodes = 20000
+
 // schema compiles the schema at ptr.
 func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
+	if c.visited++; c.visited > maxSchemaNodes {
+		return nil, c.errorf(ptr, "", "the schema expands to more than %d subschemas (a recursive $ref merged by allOf?)", maxSchemaNodes)
+	}
 	switch s := s.(type) {
 	case bool:
 		if !s {
@@ -176,6 +195,10 @@ func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
 }
 
 func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
+	s, err := c.flatten(s, ptr)
+	if err != nil {
+		return nil, err
+	}
 	keys := make([]string, 0, len(s))
 	for k := range s {
 		keys = append(keys, k)
@@ -183,13 +206,15 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 	slices.Sort(keys)
 	handled := map[string]bool{}
 	for _, k := range keys {
-		if annotations[k] {
+		if annotations[k] || !isAssertion(k) {
 			handled[k] = true
 		}
 	}
 	if ref, ok := s["$ref"]; ok {
+		// Older drafts ignore a $ref's siblings; newer ones were merged by
+		// flatten, unless the target is a plain reference we keep as a rule.
 		for _, k := range keys {
-			if k != "$ref" && !annotations[k] {
+			if k != "$ref" && isAssertion(k) && !c.oldDraft {
 				return nil, c.errorf(ptr, k, "keywords beside $ref are not supported")
 			}
 		}
@@ -218,6 +243,17 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 		return nil, err
 	}
 	handled["type"], handled["nullable"] = true, true
+	// Keywords of types the schema excludes constrain nothing.
+	for t, kws := range typeKeywords {
+		if t == "integer" || slices.Contains(types, t) || (t == "number" && slices.Contains(types, "integer")) {
+			continue
+		}
+		for _, k := range kws {
+			if _, ok := s[k]; ok && !typeAllowsKeyword(types, k) {
+				handled[k] = true
+			}
+		}
+	}
 	var alts []*grammar.Node
 	for _, t := range types {
 		n, err := c.typed(t, s, ptr, handled)
@@ -251,6 +287,16 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 		return alts[0], nil
 	}
 	return grammar.Alt(alts...), nil
+}
+
+// typeAllowsKeyword reports whether keyword k applies to one of types.
+func typeAllowsKeyword(types []string, k string) bool {
+	for _, t := range types {
+		if slices.Contains(typeKeywords[t], k) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *compiler) unhandled(s map[string]any, ptr string, handled map[string]bool) error {
@@ -300,10 +346,14 @@ func (c *compiler) types(s map[string]any, ptr string) ([]string, error) {
 // combine compiles anyOf, or oneOf with branches of disjoint types, when
 // its sibling keywords constrain nothing.
 func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*grammar.Node, error) {
-	for k := range s {
-		if k != kw && !annotations[k] {
-			return nil, c.errorf(ptr, k, "keywords beside %s are not supported", kw)
+	siblings := map[string]any{}
+	for k, v := range s {
+		if k != kw && isAssertion(k) {
+			siblings[k] = v
 		}
+	}
+	if _, both := s["anyOf"]; both && kw == "oneOf" {
+		return nil, c.errorf(ptr, "anyOf", "anyOf beside oneOf is not supported")
 	}
 	list, ok := sub.([]any)
 	if !ok || len(list) == 0 {
@@ -313,6 +363,18 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	seen := map[string]bool{}
 	for i, b := range list {
 		bp := fmt.Sprintf("%s/%s/%d", ptr, kw, i)
+		if len(siblings) > 0 {
+			bm, err := c.asObject(b, bp)
+			if err != nil {
+				return nil, err
+			}
+			if bm, err = c.flatten(bm, bp); err != nil {
+				return nil, err
+			}
+			if b, err = mergeSchemas(siblings, bm, bp); err != nil {
+				return nil, err
+			}
+		}
 		if kw == "oneOf" {
 			m, ok := b.(map[string]any)
 			t, isStr := m["type"].(string)

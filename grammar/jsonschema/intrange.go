@@ -66,6 +66,11 @@ func sameLength(a, b string) *grammar.Node {
 	if a == "" {
 		return &grammar.Node{Op: grammar.OpEmpty}
 	}
+	// A full range of digits is any digits: without this the recursion
+	// below would branch twice per digit.
+	if strings.Trim(a, "0") == "" && strings.Trim(b, "9") == "" {
+		return grammar.Repeat(grammar.Class('0', '9'), len(a), len(a))
+	}
 	if a[0] == b[0] {
 		return grammar.Seq(lit(a[:1]), sameLength(a[1:], b[1:]))
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/grammar"
@@ -36,4 +37,20 @@ func TestIntRangeExhaustive(t *testing.T) {
 		require.False(t, accepts(t, n, "-0"))
 		require.False(t, accepts(t, n, "007"))
 	}
+}
+
+func TestIntRangeStaysSmall(t *testing.T) {
+	hi, _ := new(big.Int).SetString("9223372036854776000", 10)
+	n := intRange(big.NewInt(0), hi)
+	assert.Less(t, nodes(n), 2000, "linear in the number of digits")
+	assert.True(t, accepts(t, n, "9223372036854775999"))
+	assert.False(t, accepts(t, n, "9223372036854776001"))
+}
+
+func nodes(n *grammar.Node) int {
+	s := 1
+	for _, c := range n.Subs {
+		s += nodes(c)
+	}
+	return s
 }

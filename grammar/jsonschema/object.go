@@ -148,12 +148,14 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 			continue
 		}
 		f := grammar.Seq(m, rest)
-		r := grammar.Seq(ws, lit(","), ws, m, rest)
+		r := grammar.Seq(ws, lit(","), ws, m)
 		if !required[names[i]] {
 			f = grammar.Alt(f, first)
-			r = grammar.Alt(r, rest)
+			r = grammar.Repeat(r, 0, 1)
 		}
-		first, rest = c.rule(f), c.rule(r)
+		// rest refers to the next rest once, so the chain stays linear
+		// however the rules are inlined.
+		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
 	}
 	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
 }

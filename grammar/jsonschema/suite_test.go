@@ -24,8 +24,8 @@ var update = flag.Bool("update", false, "rewrite testdata/suite-baseline.json wi
 type suiteResult struct {
 	Schemas       int `json:"schemas"`
 	Compiled      int `json:"compiled"`
-	Correct       int `json:"correct"`        // valid accepted or invalid rejected, in compiled schemas
-	ValidRefused  int `json:"valid_refused"`  // a valid instance rejected (allowed, counted)
+	Correct       int `json:"correct"`       // valid accepted or invalid rejected, in compiled schemas
+	ValidRefused  int `json:"valid_refused"` // a valid instance rejected (allowed, counted)
 	Invalidations int `json:"invalidations"` // an invalid instance accepted: must stay 0
 }
 
