@@ -9,6 +9,7 @@ import (
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/grammar/regex"
 )
 
@@ -16,14 +17,20 @@ import (
 type constraintFlags struct {
 	grammarFile string
 	regex       string
+	schemaFile  string
+	jsonValue   bool
 }
 
 func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.grammarFile, "grammar", "", "constrain output to this GBNF grammar file")
 	fs.StringVar(&c.regex, "regex", "", "constrain output to match this regular expression (whole output)")
+	fs.StringVar(&c.schemaFile, "schema", "", "constrain output to JSON valid under this JSON Schema file")
+	fs.BoolVar(&c.jsonValue, "json-value", false, "constrain output to any JSON value (JSON mode)")
 }
 
-func (c *constraintFlags) set() bool { return c.grammarFile != "" || c.regex != "" }
+func (c *constraintFlags) set() bool {
+	return c.grammarFile != "" || c.regex != "" || c.schemaFile != "" || c.jsonValue
+}
 
 // grammarError is a bad grammar or regex; check exits with status 2 on it.
 type grammarError struct{ err error }
@@ -33,8 +40,14 @@ func (e grammarError) Unwrap() error { return e.err }
 
 // prog compiles the constraint the flags name, or returns nil when none.
 func (c *constraintFlags) prog(stderr io.Writer) (*grammar.Prog, error) {
-	if c.grammarFile != "" && c.regex != "" {
-		return nil, usagef("give --grammar or --regex, not both")
+	n := 0
+	for _, on := range []bool{c.grammarFile != "", c.regex != "", c.schemaFile != "", c.jsonValue} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, usagef("give one of --grammar, --regex, --schema and --json-value")
 	}
 	var g *grammar.Grammar
 	var err error
@@ -47,6 +60,17 @@ func (c *constraintFlags) prog(stderr io.Writer) (*grammar.Prog, error) {
 		g, err = gbnf.Parse(c.grammarFile, string(src))
 	case c.regex != "":
 		g, err = regex.Parse(c.regex)
+	case c.schemaFile != "":
+		src, rerr := os.ReadFile(c.schemaFile)
+		if rerr != nil {
+			return nil, grammarError{rerr}
+		}
+		g, err = jsonschema.Compile(src, jsonschema.Options{})
+		if err != nil {
+			err = fmt.Errorf("%s: %w", c.schemaFile, err)
+		}
+	case c.jsonValue:
+		g = jsonschema.JSON(jsonschema.Options{})
 	default:
 		return nil, nil
 	}

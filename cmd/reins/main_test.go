@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
 )
@@ -225,4 +226,32 @@ func TestMaskbenchCommand(t *testing.T) {
 	assert.Contains(t, out, "TTFM")
 	assert.Contains(t, out, "schemas 2")
 	assert.Contains(t, out, "invalidation errors 0 (0.0%)")
+}
+
+func TestGenerateWithSchema(t *testing.T) {
+	sf := t.TempDir() + "/s.json"
+	schema := `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}, "n": {"type": "integer", "minimum": 0, "maximum": 99}}, "required": ["name", "n"], "additionalProperties": false}`
+	require.NoError(t, os.WriteFile(sf, []byte(schema), 0o644))
+	for seed := range 4 {
+		out, errOut, code := runCLI(t, "generate", "--schema", sf, "--temperature", "1", "--seed", strconv.Itoa(seed), "--max-tokens", "120", "x")
+		require.Equal(t, 0, code, errOut)
+		text := strings.TrimSpace(out)
+		require.NoError(t, jsonschema.Validate([]byte(schema), []byte(text)), "output %q", text)
+	}
+	// JSON mode: an output that ended by itself is JSON.
+	stopped := 0
+	for seed := range 8 {
+		out, errOut, code := runCLI(t, "generate", "--json-value", "--json", "--temperature", "1", "--seed", strconv.Itoa(seed), "--max-tokens", "80", "x")
+		require.Equal(t, 0, code, errOut)
+		var got struct {
+			Text         string `json:"text"`
+			FinishReason string `json:"finish_reason"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		if got.FinishReason == "stop" {
+			stopped++
+			assert.True(t, json.Valid([]byte(got.Text)), "%q", got.Text)
+		}
+	}
+	assert.Positive(t, stopped, "some outputs end by themselves")
 }
