@@ -19,6 +19,7 @@ type constraintFlags struct {
 	regex       string
 	schemaFile  string
 	jsonValue   bool
+	maxWS       int
 }
 
 func (c *constraintFlags) register(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.regex, "regex", "", "constrain output to match this regular expression (whole output)")
 	fs.StringVar(&c.schemaFile, "schema", "", "constrain output to JSON valid under this JSON Schema file")
 	fs.BoolVar(&c.jsonValue, "json-value", false, "constrain output to any JSON value (JSON mode)")
+	fs.IntVar(&c.maxWS, "max-whitespace", 1, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none)")
 }
 
 func (c *constraintFlags) set() bool {
@@ -37,6 +39,13 @@ type grammarError struct{ err error }
 
 func (e grammarError) Error() string { return e.err.Error() }
 func (e grammarError) Unwrap() error { return e.err }
+
+func (c *constraintFlags) jsonOptions() jsonschema.Options {
+	if c.maxWS <= 0 {
+		return jsonschema.Options{Compact: true}
+	}
+	return jsonschema.Options{MaxWhitespace: c.maxWS}
+}
 
 // prog compiles the constraint the flags name, or returns nil when none.
 func (c *constraintFlags) prog(stderr io.Writer) (*grammar.Prog, error) {
@@ -65,12 +74,12 @@ func (c *constraintFlags) prog(stderr io.Writer) (*grammar.Prog, error) {
 		if rerr != nil {
 			return nil, grammarError{rerr}
 		}
-		g, err = jsonschema.Compile(src, jsonschema.Options{})
+		g, err = jsonschema.Compile(src, c.jsonOptions())
 		if err != nil {
 			err = fmt.Errorf("%s: %w", c.schemaFile, err)
 		}
 	case c.jsonValue:
-		g = jsonschema.JSON(jsonschema.Options{})
+		g = jsonschema.JSON(c.jsonOptions())
 	default:
 		return nil, nil
 	}
