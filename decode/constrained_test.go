@@ -79,3 +79,29 @@ func TestConstrainedBranchesAndArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// countingConstraint counts FillMask calls of a matcher and its clones.
+type countingConstraint struct {
+	*decode.Matcher
+	calls *int
+}
+
+func (c countingConstraint) FillMask(mask []uint32) error {
+	*c.calls++
+	return c.Matcher.FillMask(mask)
+}
+
+func (c countingConstraint) Clone() decode.Constraint {
+	return countingConstraint{c.Matcher.Clone().(*decode.Matcher), c.calls}
+}
+
+func TestOneMaskPerState(t *testing.T) {
+	_, b := newFake(t)
+	a := automaton(t, b.Vocab(), `root ::= "The " [a-z]+ " sat on the " [a-z]+ "."`)
+	calls := 0
+	c, err := decode.Complete(context.Background(), b, "x", decode.Options{MaxTokens: 40, Constraint: countingConstraint{a.NewMatcher(), &calls}, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 2}})
+	require.NoError(t, err)
+	// One mask per state the output passes through: before each token,
+	// and once at the end (where only end-of-generation is left).
+	assert.LessOrEqual(t, calls, len(c.Tokens)+1, "%d masks for %d tokens", calls, len(c.Tokens))
+}

@@ -160,7 +160,6 @@ type generator struct {
 	reqs     []EvalRequest
 	lp       []float32 // scratch log-probabilities
 	clp      []float32 // scratch constrained log-probabilities
-	mask     []uint32  // scratch constraint mask
 	top      []int     // scratch top-N ids
 	first    bool      // no step taken yet
 }
@@ -178,6 +177,8 @@ type branch struct {
 	done     bool
 	finish   string
 	con      Constraint
+	mask     []uint32  // the constraint's mask
+	fresh    bool      // mask is that of con's current state
 	forced   []int     // forced tokens appended to ids, awaiting evaluation
 	logits   []float32 // rows of logits from the last Eval
 }
@@ -212,7 +213,6 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 	g.top = make([]int, 0, opts.TopLogprobs)
 	if opts.Constraint != nil {
 		g.clp = make([]float32, nl)
-		g.mask = make([]uint32, MaskWords(nl))
 	}
 	for i := range n {
 		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+opts.MaxTokens), toks...), cut: -1}
@@ -226,6 +226,7 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 		}
 		if opts.Constraint != nil {
 			br.con = opts.Constraint.Clone()
+			br.mask = make([]uint32, MaskWords(nl))
 			if err := g.forceAhead(br); err != nil {
 				return nil, err
 			}
@@ -240,11 +241,11 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 // end-of-generation is left.
 func (g *generator) forceAhead(br *branch) error {
 	for len(br.gen)+len(br.forced) < g.opts.MaxTokens && len(br.ids) < g.b.ContextSize()-1 {
-		if err := br.con.FillMask(g.mask); err != nil {
+		if err := g.fillMask(br); err != nil {
 			return err
 		}
 		only, n, eogOnly := -1, 0, true
-		for w, bits := range g.mask {
+		for w, bits := range br.mask {
 			for bits != 0 {
 				t := w*32 + trailingZeros32(bits)
 				bits &= bits - 1
@@ -272,6 +273,7 @@ func (g *generator) forceAhead(br *branch) error {
 		if err := br.con.Advance(only); err != nil {
 			return fmt.Errorf("constraint refused the token it forced: %w", err)
 		}
+		br.fresh = false
 		br.forced = append(br.forced, only)
 		br.ids = append(br.ids, only)
 	}
@@ -340,10 +342,10 @@ func (g *generator) step(ctx context.Context) error {
 		}
 		if br.con != nil && br.con.CanEnd() {
 			// forceAhead saw only end-of-generation after the forced tokens.
-			if err := br.con.FillMask(g.mask); err != nil {
+			if err := g.fillMask(br); err != nil {
 				return err
 			}
-			if onlyEOG(g.mask, g.v) {
+			if onlyEOG(br.mask, g.v) {
 				br.finishWith(FinishStop)
 				continue
 			}
@@ -392,6 +394,7 @@ func (g *generator) advance(br *branch, logits []float32) (err error) {
 		if err := br.con.Advance(id); err != nil {
 			return fmt.Errorf("constraint refused a token its mask allowed: %w", err)
 		}
+		br.fresh = false
 	}
 	if g.v.IsEOG(id) {
 		br.finishWith(FinishStop)
@@ -403,15 +406,27 @@ func (g *generator) advance(br *branch, logits []float32) (err error) {
 	return g.forceAhead(br)
 }
 
+// fillMask brings br.mask up to date with br's constraint, once per state.
+func (g *generator) fillMask(br *branch) error {
+	if br.fresh {
+		return nil
+	}
+	if err := br.con.FillMask(br.mask); err != nil {
+		return err
+	}
+	br.fresh = true
+	return nil
+}
+
 // constrain fills g.clp with the log-probabilities of logits masked to
 // what br's constraint allows, renormalised.
 func (g *generator) constrain(br *branch, logits []float32) error {
-	if err := br.con.FillMask(g.mask); err != nil {
+	if err := g.fillMask(br); err != nil {
 		return err
 	}
 	ninf := float32(math.Inf(-1))
 	for i, x := range logits {
-		if g.mask[i/32]&(1<<(i%32)) != 0 {
+		if br.mask[i/32]&(1<<(i%32)) != 0 {
 			g.clp[i] = x
 		} else {
 			g.clp[i] = ninf
