@@ -75,11 +75,11 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	order, err := keyOrder(schema)
+	order, orderPtrs, err := keyOrder(schema)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
-	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, validator: validator, order: order}
+	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, validator: validator, order: order, orderPtrs: orderPtrs}
 	if root, ok := doc.(map[string]any); ok {
 		if uri, ok := root["$schema"].(string); ok {
 			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
@@ -154,6 +154,7 @@ type compiler struct {
 	visited   int               // schema objects compiled, against maxSchemaNodes
 	validator *santhosh.Schema
 	order     map[string][]string // object keys in schema order, by pointer
+	orderPtrs []string            // the pointers of order, in document order
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {

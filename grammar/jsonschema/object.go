@@ -13,10 +13,11 @@ import (
 
 // keyOrder returns, for every object of a JSON document, its keys in
 // the order they are written, keyed by the object's JSON pointer.
-func keyOrder(data []byte) (map[string][]string, error) {
+func keyOrder(data []byte) (map[string][]string, []string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	out := map[string][]string{}
+	var ptrs []string // objects in document order
 	var walk func(ptr string) error
 	walk = func(ptr string) error {
 		tok, err := dec.Token()
@@ -29,6 +30,7 @@ func keyOrder(data []byte) (map[string][]string, error) {
 		}
 		switch d {
 		case '{':
+			ptrs = append(ptrs, ptr)
 			var keys []string
 			for dec.More() {
 				k, err := dec.Token()
@@ -52,7 +54,8 @@ func keyOrder(data []byte) (map[string][]string, error) {
 		_, err = dec.Token() // the closing delimiter
 		return err
 	}
-	return out, walk("#")
+	err := walk("#")
+	return out, ptrs, err
 }
 
 func escapePointer(s string) string {
@@ -73,14 +76,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	if s["properties"] != nil && props == nil {
 		return nil, c.errorf(ptr, "properties", "must be an object")
 	}
-	names := c.order[ptr+"/properties"]
-	if len(names) != len(props) { // a $ref target or an odd document: fall back to sorted
-		names = names[:0]
-		for k := range props {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-	}
+	names := c.propertyOrder(ptr, props)
 	required := map[string]bool{}
 	if r, ok := s["required"]; ok {
 		list, ok := r.([]any)
@@ -158,6 +154,37 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
 	}
 	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
+}
+
+// propertyOrder returns the names of props in the order the schema
+// writes them: at ptr/properties, or, for properties merged from several
+// places (allOf, siblings), in the order of their first appearance among
+// the document's objects; names never seen in order come last, sorted.
+func (c *compiler) propertyOrder(ptr string, props map[string]any) []string {
+	if names := c.order[ptr+"/properties"]; len(names) == len(props) {
+		return names
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range c.orderPtrs { // document order
+		if !strings.HasSuffix(p, "/properties") {
+			continue
+		}
+		for _, name := range c.order[p] {
+			if _, ok := props[name]; ok && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	var rest []string
+	for name := range props {
+		if !seen[name] {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
 }
 
 // rule names n as a rule of its own, so that a chain of optional members
