@@ -244,25 +244,6 @@ func (ps *Parser) Push(b byte) bool {
 	return ps.finish(start)
 }
 
-// PushToken consumes one whole token for the token terminals of the
-// grammar: inSet(k) reports whether the token belongs to token set k of
-// the Prog (negation already applied). It returns false, and changes
-// nothing, when no token terminal accepts it.
-func (ps *Parser) PushToken(inSet func(set int) bool) bool {
-	cur := ps.top()
-	start := uint32(len(ps.items))
-	ps.sets = append(ps.sets, start)
-	ps.taint = append(ps.taint, false)
-	ps.begin(uint32(cur + 1))
-	for _, it := range ps.set(cur) {
-		in := &ps.prog.Inst[it.pc]
-		if in.Op == InstToken && inSet(int(in.Arg)) {
-			ps.add(in.Out, it.origin)
-		}
-	}
-	return ps.finish(start)
-}
-
 func (ps *Parser) finish(start uint32) bool {
 	if uint32(len(ps.items)) == start {
 		ps.sets = ps.sets[:len(ps.sets)-1]
@@ -435,9 +416,6 @@ func (ps *Parser) Expected() string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// Items returns how many Earley items the parser holds.
-func (ps *Parser) Items() int { return len(ps.items) + len(ps.cItems) }
 
 // AdvanceToken consumes one token: its text byte by byte, and at the
 // same time the token itself for the grammar's token terminals (inSet

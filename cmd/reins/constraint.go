@@ -102,6 +102,12 @@ func (c *constraintFlags) automaton(v *decode.Vocab, stderr io.Writer) (*decode.
 	if err != nil || p == nil {
 		return nil, err
 	}
+	return bind(p, v)
+}
+
+// bind binds a compiled grammar to a vocabulary; a token terminal that
+// names no token of it is a grammar error.
+func bind(p *grammar.Prog, v *decode.Vocab) (*decode.Automaton, error) {
 	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
 	if err != nil {
 		return nil, grammarError{err}

@@ -84,9 +84,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	if prog != nil {
-		a, err := decode.NewAutomaton(prog, m.Vocab(), decode.NewTokenTrie(m.Vocab()))
+		a, err := bind(prog, m.Vocab())
 		if err != nil {
-			return grammarError{err}
+			return err
 		}
 		opts.Constraint = a.NewMatcher()
 	}
