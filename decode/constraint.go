@@ -51,6 +51,9 @@ type Automaton struct {
 	// it (XGrammar's context-independent and context-dependent tokens).
 	mu    sync.RWMutex
 	masks map[string]*stateMask
+	// build serialises the computing of new state masks, which grows dfa.
+	build sync.Mutex
+	dfa   *grammar.LocalDFA
 }
 
 // stateMask is what a parser state allows, as far as it can be known
@@ -72,11 +75,26 @@ func (a *Automaton) stateMask(p *grammar.Parser, sigBuf []uint32) (*stateMask, [
 	if e != nil {
 		return e, sigBuf
 	}
+	a.build.Lock()
+	defer a.build.Unlock()
+	a.mu.RLock()
+	e = a.masks[key]
+	a.mu.RUnlock()
+	if e != nil { // computed while this goroutine waited
+		return e, sigBuf
+	}
 	e = &stateMask{acc: make([]uint32, MaskWords(a.vocab.Len()))}
 	var cd []int
-	p.SetLocal(true)
-	a.trie.walkLocal(p, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(tok int32) { cd = append(cd, int(tok)) })
-	p.SetLocal(false)
+	s0 := a.dfa.Start(p)
+	walk := a.trie
+	for _, sl := range walk.slices {
+		if a.dfa.Absorbs(s0, plainASCII, sl.maxChars) {
+			copy(e.acc, sl.bits)
+			walk = sl.rest
+			break
+		}
+	}
+	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(tok int32) { cd = append(cd, int(tok)) })
 	if len(cd) > 0 {
 		e.cd = newTokenTrie(a.vocab, cd)
 		e.nCD = len(cd)
@@ -101,7 +119,7 @@ func (a *Automaton) CachedStates() int {
 // every grammar on v; build it once with NewTokenTrie). A token terminal
 // that names no token of v is an error.
 func NewAutomaton(prog *grammar.Prog, v *Vocab, t *TokenTrie) (*Automaton, error) {
-	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len()))}
+	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: grammar.NewLocalDFA(prog)}
 	for _, id := range v.EOG() {
 		a.eogMask[id/32] |= 1 << (id % 32)
 	}

@@ -3,6 +3,9 @@ package decode
 import (
 	"bytes"
 	"slices"
+	"unicode/utf8"
+
+	"github.com/reins-go/reins/grammar"
 )
 
 // trieNode is one node of a TokenTrie, in depth-first order: the node's
@@ -21,9 +24,41 @@ type trieNode struct {
 // unknown and unused tokens are not in it: they have no text to match.
 // A TokenTrie is immutable and safe for concurrent use.
 type TokenTrie struct {
-	nodes []trieNode
-	toks  []int32
+	nodes    []trieNode
+	toks     []int32
+	maxDepth int // the longest token's length
+	// slices are sets of plain-text tokens (well-formed UTF-8 whose ASCII
+	// bytes are all in plainASCII), longest first. A walk from a state
+	// that absorbs every such text of a slice's length (the inside of a
+	// JSON string, say) takes the slice whole and walks only the rest.
+	slices []textSlice
 }
+
+// textSlice is the plain-text tokens of at most maxChars characters
+// (maxChars < 0: any), as a bitset over the vocabulary, and the trie of
+// the other tokens.
+type textSlice struct {
+	maxChars int
+	bits     []uint32
+	rest     *TokenTrie
+}
+
+// sliceLengths are the slices' lengths in characters: any length, then
+// bounds for states inside a bounded string (in Llama-3's vocabulary,
+// 99% of plain-text tokens have at most 16 characters and 84% at most 8).
+var sliceLengths = [...]int{-1, 16, 8}
+
+// plainASCII is the ASCII of the plain-text slice: what a JSON string
+// holds unescaped (printable characters and DEL, but no quote or
+// backslash).
+var plainASCII = func() (set [2]uint64) {
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			set[c/64] |= 1 << (c % 64)
+		}
+	}
+	return set
+}()
 
 // NewTokenTrie builds the trie of v's text tokens.
 func NewTokenTrie(v *Vocab) *TokenTrie {
@@ -36,7 +71,36 @@ func NewTokenTrie(v *Vocab) *TokenTrie {
 			}
 		}
 	}
-	return newTokenTrie(v, ids)
+	t := newTokenTrie(v, ids)
+	for _, n := range sliceLengths {
+		sl := textSlice{maxChars: n, bits: make([]uint32, MaskWords(v.Len()))}
+		var rest []int
+		for _, id := range ids {
+			b := v.Bytes(id)
+			if isPlain(b) && (n < 0 || utf8.RuneCount(b) <= n) {
+				sl.bits[id/32] |= 1 << (id % 32)
+			} else {
+				rest = append(rest, id)
+			}
+		}
+		sl.rest = newTokenTrie(v, rest)
+		t.slices = append(t.slices, sl)
+	}
+	return t
+}
+
+// isPlain reports whether b is well-formed UTF-8 whose ASCII bytes are
+// all in plainASCII.
+func isPlain(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x80 && plainASCII[c/64]&(1<<(c%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // newTokenTrie builds the trie of the given tokens of v.
@@ -72,6 +136,7 @@ func newTokenTrie(v *Vocab, ids []int) *TokenTrie {
 			panic("decode: trie tokens out of order")
 		}
 		t.toks = append(t.toks, int32(id))
+		t.maxDepth = max(t.maxDepth, len(b))
 		last.tokEnd++
 		prev = b
 	}
@@ -97,17 +162,8 @@ type ByteWalker interface {
 // Walk calls allow for every token whose whole byte string w accepts,
 // and leaves w as it found it. It pushes each trie edge once, and skips
 // the subtree of an edge w refuses.
-func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) { t.walk(w, nil, allow, nil) }
+func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
 
-// walkLocal walks the trie with a parser made local at its current step
-// and sorts tokens into those it accepts (acc) and those whose fate
-// depends on context below that step (cd): the ones refused only after
-// the walk reached the end of a rule that began earlier.
-func (t *TokenTrie) walkLocal(w localWalker, acc, cd func(tok int32)) { t.walk(w, w.Tainted, acc, cd) }
-
-// walk is Walk and walkLocal: when tainted is set and reports true at a
-// refused edge, the tokens of that subtree go to cd.
-func (t *TokenTrie) walk(w ByteWalker, tainted func() bool, acc, cd func(tok int32)) {
 	depth := 0
 	for p := 0; p < len(t.nodes); {
 		n := &t.nodes[p]
@@ -116,8 +172,33 @@ func (t *TokenTrie) walk(w ByteWalker, tainted func() bool, acc, cd func(tok int
 			depth = d
 		}
 		if !w.Push(n.b) {
+			p += int(n.size)
+			continue
+		}
+		depth++
+		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
+			allow(tok)
+		}
+		p++
+	}
+	w.Pop(depth)
+}
+
+// walkDFA walks the trie with a parser's local automaton from state s0
+// and sorts tokens into those it accepts (acc) and those whose fate
+// depends on context below s0's step (cd): the ones refused only after
+// the walk reached the end of a rule that began earlier.
+func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc, cd func(tok int32)) {
+	st := make([]int32, t.maxDepth+1)
+	tainted := make([]bool, t.maxDepth+1)
+	st[0] = s0
+	for p := 0; p < len(t.nodes); {
+		n := &t.nodes[p]
+		parent := int(n.depth) - 1
+		next, taint := d.Step(st[parent], n.b)
+		if next < 0 {
 			end := p + int(n.size)
-			if tainted != nil && tainted() {
+			if tainted[parent] {
 				for _, tok := range t.toks[n.tokStart:t.nodes[end-1].tokEnd] {
 					cd(tok)
 				}
@@ -125,18 +206,10 @@ func (t *TokenTrie) walk(w ByteWalker, tainted func() bool, acc, cd func(tok int
 			p = end
 			continue
 		}
-		depth++
+		st[parent+1], tainted[parent+1] = next, tainted[parent] || taint
 		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
 			acc(tok)
 		}
 		p++
 	}
-	w.Pop(depth)
-}
-
-// localWalker is a ByteWalker that can tell when its answers depend on
-// context it cannot see.
-type localWalker interface {
-	ByteWalker
-	Tainted() bool
 }

@@ -1,7 +1,9 @@
 package grammar
 
-// inlineBudget bounds how much inlining may grow a grammar, in nodes.
-const inlineBudget = 200000
+// inlineBudget bounds how much inlining may grow a grammar, in
+// (estimated) instructions: a grammar may grow to twice its size, or to
+// inlineBudget when that is more.
+const inlineBudget = 50000
 
 // inline returns g's rules with every rule that is not the start rule and
 // does not refer to itself replaced, at each reference, by its body;
@@ -27,10 +29,10 @@ func inline(rules []Rule, start string) []Rule {
 	for i, r := range rules {
 		calls[i] = map[int]int{}
 		countRefs(r.Body, index, calls[i])
-		size[i] = nodes(r.Body)
+		size[i] = unrolled(r.Body)
 		total += size[i]
 	}
-	budget := max(inlineBudget, 4*total)
+	budget := max(inlineBudget, 2*total)
 	inlined := make([]bool, n)
 	for changed := true; changed; {
 		changed = false

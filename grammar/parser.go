@@ -37,27 +37,14 @@ type Parser struct {
 	gcAt   int    // collect when cItems grows past this
 	ckeep  []bool // scratch for collect
 	// seen deduplicates the items of the set being built.
-	seen    []seenSlot
-	seenGen uint32
-	seenN   int    // keys marked in the set being built
+	seen    keySet
 	buildAt uint32 // index of the set being built
-	// floor, when above 0, makes the parser local: completing a rule that
-	// began before set floor is not looked up but marks the set tainted,
-	// since what follows depends on context below the floor.
-	floor  uint32
-	taint  []bool // per set
-	taintN int    // tainted sets
-	kernel []item // scratch for AdvanceToken
-}
-
-type seenSlot struct {
-	key uint64
-	gen uint32
+	kernel  []item // scratch for AdvanceToken
 }
 
 // NewParser returns a parser at the start of p's language.
 func NewParser(p *Prog) *Parser {
-	ps := &Parser{prog: p, seen: make([]seenSlot, 256)}
+	ps := &Parser{prog: p}
 	ps.Reset()
 	return ps
 }
@@ -68,8 +55,6 @@ func (ps *Parser) Reset() {
 	ps.sets = append(ps.sets[:0], 0)
 	ps.base, ps.gcAt = 0, 0
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:0], ps.cSet[:0], ps.cOff[:0]
-	ps.taint = append(ps.taint[:0], false)
-	ps.taintN, ps.floor = 0, 0
 	ps.begin(0)
 	ps.add(ps.prog.Rules[ps.prog.Start].Start, 0)
 	ps.close(0)
@@ -96,12 +81,6 @@ func (ps *Parser) Pop(n int) {
 	k := len(ps.sets) - n
 	ps.items = ps.items[:ps.sets[k]]
 	ps.sets = ps.sets[:k]
-	for _, t := range ps.taint[k:] {
-		if t {
-			ps.taintN--
-		}
-	}
-	ps.taint = ps.taint[:k]
 }
 
 // Truncate undoes steps until Len() is n: a snapshot is just a length.
@@ -163,13 +142,6 @@ func (ps *Parser) CommitTo(n int) {
 	for i := range ps.sets {
 		ps.sets[i] -= shift
 	}
-	for _, t := range ps.taint[:last] {
-		if t {
-			ps.taintN--
-		}
-	}
-	m = copy(ps.taint, ps.taint[last:])
-	ps.taint = ps.taint[:m]
 	ps.base += uint32(last)
 	if len(ps.cItems) > ps.gcAt {
 		ps.collect()
@@ -224,7 +196,7 @@ func (ps *Parser) collect() {
 
 // StateBytes returns the memory the parse state occupies, in bytes.
 func (ps *Parser) StateBytes() int {
-	return 8*(cap(ps.items)+cap(ps.cItems)+cap(ps.kernel)) + 4*(cap(ps.sets)+cap(ps.cSet)+cap(ps.cOff)) + cap(ps.taint) + 16*cap(ps.seen)
+	return 8*(cap(ps.items)+cap(ps.cItems)+cap(ps.kernel)) + 4*(cap(ps.sets)+cap(ps.cSet)+cap(ps.cOff)) + ps.seen.Bytes()
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
@@ -233,7 +205,6 @@ func (ps *Parser) Push(b byte) bool {
 	cur := ps.top()
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
-	ps.taint = append(ps.taint, false)
 	ps.begin(uint32(cur + 1))
 	for _, it := range ps.set(cur) {
 		in := &ps.prog.Inst[it.pc]
@@ -247,7 +218,6 @@ func (ps *Parser) Push(b byte) bool {
 func (ps *Parser) finish(start uint32) bool {
 	if uint32(len(ps.items)) == start {
 		ps.sets = ps.sets[:len(ps.sets)-1]
-		ps.taint = ps.taint[:len(ps.taint)-1]
 		return false
 	}
 	ps.close(start)
@@ -257,12 +227,7 @@ func (ps *Parser) finish(start uint32) bool {
 // begin starts deduplication for the set being built.
 func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
-	ps.seenN = 0
-	ps.seenGen++
-	if ps.seenGen == 0 { // wrapped: clear the stamps
-		clear(ps.seen)
-		ps.seenGen = 1
-	}
+	ps.seen.Reset()
 }
 
 // add adds item (pc, origin) to the set being built, following splits.
@@ -272,7 +237,7 @@ func (ps *Parser) add(pc, origin uint32) {
 		if in.Op == InstFail {
 			return
 		}
-		if !ps.mark(uint64(pc)<<32 | uint64(origin)) {
+		if !ps.seen.Add(uint64(pc)<<32 | uint64(origin)) {
 			return
 		}
 		if in.Op != InstSplit {
@@ -281,45 +246,6 @@ func (ps *Parser) add(pc, origin uint32) {
 		}
 		ps.add(in.Out, origin)
 		pc = in.Arg
-	}
-}
-
-// mark records key in the set being built; false if it was there.
-func (ps *Parser) mark(key uint64) bool {
-	if 2*(ps.seenN+1) > len(ps.seen) {
-		ps.grow()
-	}
-	mask := uint64(len(ps.seen) - 1)
-	h := (key * 0x9E3779B97F4A7C15) >> 32
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &ps.seen[i]
-		if s.gen != ps.seenGen {
-			s.key, s.gen = key, ps.seenGen
-			ps.seenN++
-			return true
-		}
-		if s.key == key {
-			return false
-		}
-	}
-}
-
-// grow doubles the dedup table, keeping the keys of the set being built.
-func (ps *Parser) grow() {
-	old := ps.seen
-	ps.seen = make([]seenSlot, 2*len(old))
-	mask := uint64(len(ps.seen) - 1)
-	for _, s := range old {
-		if s.gen != ps.seenGen {
-			continue
-		}
-		h := (s.key * 0x9E3779B97F4A7C15) >> 32
-		for i := h & mask; ; i = (i + 1) & mask {
-			if ps.seen[i].gen != ps.seenGen {
-				ps.seen[i] = s
-				break
-			}
-		}
 	}
 }
 
@@ -341,13 +267,6 @@ func (ps *Parser) close(from uint32) {
 			rule := in.Arg
 			if it.origin == cur {
 				continue // an empty completion: callers stepped over it when they predicted
-			}
-			if it.origin < ps.floor {
-				if k := cur - ps.base; !ps.taint[k] {
-					ps.taint[k] = true
-					ps.taintN++
-				}
-				continue
 			}
 			for _, w := range ps.set(int(it.origin)) {
 				win := &ps.prog.Inst[w.pc]
@@ -458,7 +377,6 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	}
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
-	ps.taint = append(ps.taint, false)
 	ps.begin(uint32(cur + 1))
 	for _, k := range ps.kernel {
 		ps.add(k.pc, k.origin)
@@ -487,30 +405,12 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.cSet = append(ps.cSet[:0], other.cSet...)
 	ps.cOff = append(ps.cOff[:0], other.cOff...)
 	ps.gcAt = other.gcAt
-	ps.taint = append(ps.taint[:0], other.taint...)
-	ps.taintN, ps.floor = other.taintN, other.floor
 }
-
-// SetLocal makes the parser local from the current step on (see
-// Tainted), or, with on false, normal again. A local parser accepts a
-// subset of what the normal one does from the same state.
-func (ps *Parser) SetLocal(on bool) {
-	if on {
-		ps.floor = uint32(ps.top())
-	} else {
-		ps.floor = 0
-	}
-}
-
-// Tainted reports whether, since SetLocal(true), the local parser
-// reached the end of a rule that began before it: from there on, the
-// normal parser may accept more than the local one.
-func (ps *Parser) Tainted() bool { return ps.taintN > 0 }
 
 // Signature appends to buf a key of the current step's state as a local
-// parser sees it: its items' instructions, and for each whether its rule
-// began at this step or before. Two steps with the same signature accept
-// the same token strings locally.
+// parser sees it (see LocalDFA): its items' instructions, and for each
+// whether its rule began at this step or before. Two steps with the same
+// signature accept the same token strings locally.
 func (ps *Parser) Signature(buf []uint32) []uint32 {
 	cur := uint32(ps.top())
 	start := len(buf)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 
 	"time"
@@ -39,6 +40,7 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	engine := fs.String("engine", "reins", "engine: reins (llamacpp is not implemented yet)")
 	out := fs.String("out", "", "write one JSON line per schema to this file")
 	limit := fs.Duration("timeout", 30*time.Second, "per-schema time limit; a schema that exceeds it counts as a timeout")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins maskbench [--vocab F] [--engine reins] [--out results.jsonl] PATHS...")
 		fs.PrintDefaults()
@@ -74,6 +76,17 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer f.Close()
 		jsonl = json.NewEncoder(f)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var results []maskbenchResult
 	start := time.Now()

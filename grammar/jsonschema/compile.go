@@ -166,7 +166,20 @@ func (c *compiler) ws() *grammar.Node {
 	if c.opts.Compact {
 		return &grammar.Node{Op: grammar.OpEmpty}
 	}
-	return grammar.Repeat(grammar.Class(' ', ' ', '\t', '\t', '\n', '\n', '\r', '\r'), 0, c.opts.MaxWhitespace)
+	return c.shared("_ws", func() *grammar.Node {
+		return grammar.Repeat(grammar.Class(' ', ' ', '\t', '\t', '\n', '\n', '\r', '\r'), 0, c.opts.MaxWhitespace)
+	})
+}
+
+// shared returns a reference to the rule name, built once by body: the
+// pieces every schema repeats (whitespace, string characters) are one
+// rule each instead of a copy at every use.
+func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node {
+	if _, ok := c.rules[name]; !ok {
+		c.rules[name] = name
+		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: body()})
+	}
+	return grammar.Ref(name)
 }
 
 func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }
@@ -681,7 +694,11 @@ func stringChar(noSurrogates bool) *grammar.Node {
 // stringNode is a JSON string of min to max code points (max -1: any).
 func (c *compiler) stringNode(min, max int) *grammar.Node {
 	bounded := min > 0 || max >= 0
-	return grammar.Seq(lit(`"`), grammar.Repeat(stringChar(bounded), min, max), lit(`"`))
+	char := c.shared("_char", func() *grammar.Node { return stringChar(false) })
+	if bounded {
+		char = c.shared("_char1", func() *grammar.Node { return stringChar(true) })
+	}
+	return grammar.Seq(lit(`"`), grammar.Repeat(char, min, max), lit(`"`))
 }
 
 // typed compiles the schema for one instance type.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -127,7 +128,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	}
 	var more *grammar.Node // one additional member
 	if extra != nil {
-		more = grammar.Seq(keyNotIn(names), ws, lit(":"), ws, extra)
+		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
 	tailFirst := &grammar.Node{Op: grammar.OpEmpty}
@@ -201,7 +202,7 @@ func (c *compiler) rule(n *grammar.Node) *grammar.Node {
 // keyNotIn is a JSON string, in canonical encoding, that is none of
 // names. The canonical encoding makes the complement exact: no key can
 // spell a listed name another way.
-func keyNotIn(names []string) *grammar.Node {
+func (c *compiler) keyNotIn(names []string) *grammar.Node {
 	type node struct {
 		end      bool
 		children map[rune]*node
@@ -217,8 +218,9 @@ func keyNotIn(names []string) *grammar.Node {
 		}
 		n.end = true
 	}
-	char := canonicalChar(nil)
-	anyTail := grammar.Seq(grammar.Repeat(char, 0, -1), lit(`"`))
+	anyTail := c.shared("_canontail", func() *grammar.Node {
+		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, -1), lit(`"`))
+	})
 	var build func(n *node) *grammar.Node
 	build = func(n *node) *grammar.Node {
 		var alts []*grammar.Node
@@ -233,7 +235,7 @@ func keyNotIn(names []string) *grammar.Node {
 		for _, r := range rs {
 			alts = append(alts, grammar.Seq(lit(escapeRune(r)), build(n.children[r])))
 		}
-		alts = append(alts, grammar.Seq(canonicalChar(rs), anyTail))
+		alts = append(alts, grammar.Seq(c.canonicalChar(rs), anyTail))
 		return grammar.Alt(alts...)
 	}
 	return grammar.Seq(lit(`"`), build(root))
@@ -241,19 +243,39 @@ func keyNotIn(names []string) *grammar.Node {
 
 // canonicalChar is one string character in canonical encoding, other
 // than the characters in except.
-func canonicalChar(except []rune) *grammar.Node {
-	excluded := []rune{0, 0x1f, '"', '"', '\\', '\\'}
+func (c *compiler) canonicalChar(except []rune) *grammar.Node {
+	ascii := true // every excepted rune is printable ASCII, never escaped
+	for _, r := range except {
+		ascii = ascii && r >= 0x20 && r < 0x7f && r != '"' && r != '\\'
+	}
+	if !ascii {
+		excluded := []rune{0, 0x1f, '"', '"', '\\', '\\'}
+		for _, r := range except {
+			excluded = append(excluded, r, r)
+		}
+		var alts []*grammar.Node
+		alts = append(alts, &grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))})
+		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
+			if !slices.Contains(except, r) {
+				alts = append(alts, lit(escapeRune(r)))
+			}
+		}
+		return grammar.Alt(alts...)
+	}
+	// The common case shares everything but the ASCII class.
+	excluded := []rune{0, 0x1f, '"', '"', '\\', '\\', 0x80, utf8.MaxRune}
 	for _, r := range except {
 		excluded = append(excluded, r, r)
 	}
-	excluded = grammar.NormalizeRanges(excluded)
-	alts := []*grammar.Node{{Op: grammar.OpClass, Ranges: grammar.NegateRanges(excluded)}}
-	for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
-		if !slices.Contains(except, r) {
+	multi := c.shared("_multibyte", func() *grammar.Node { return grammar.Class(0x80, utf8.MaxRune) })
+	esc := c.shared("_canonesc", func() *grammar.Node {
+		var alts []*grammar.Node
+		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
 			alts = append(alts, lit(escapeRune(r)))
 		}
-	}
-	return grammar.Alt(alts...)
+		return grammar.Alt(alts...)
+	})
+	return grammar.Alt(&grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))}, multi, esc)
 }
 
 func controlRunes() []rune {

@@ -1,0 +1,161 @@
+package grammar
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+// jsonishGrammar is JSON with the string character as a rule of its
+// own, strings of at most 5 characters as object keys, whitespace
+// bounded, and single-quoted strings without x: calls, bounded
+// repetitions and recursion all at once.
+func jsonishGrammar() *Grammar {
+	ws := Repeat(Class(' ', ' ', '\n', '\n'), 0, 3)
+	str := Seq(Lit(`"`), Repeat(Ref("char"), 0, -1), Lit(`"`))
+	key := Seq(Lit(`"`), Repeat(Ref("char"), 1, 5), Lit(`"`))
+	member := Seq(key, ws, Lit(":"), ws, Ref("value"))
+	return &Grammar{Start: "root", Rules: []Rule{
+		{Name: "root", Body: Seq(ws, Ref("value"), ws)},
+		{Name: "value", Body: Alt(Lit("null"), Repeat(Class('0', '9'), 1, -1), str,
+			Seq(Lit("'"), Repeat(Class(' ', '&', '(', 'w', 'y', 0x10FFFF), 0, -1), Lit("'")), // no x
+			Seq(Lit("{"), ws, Repeat(Seq(member, Repeat(Seq(ws, Lit(","), ws, member), 0, -1)), 0, 1), ws, Lit("}")),
+			Seq(Lit("["), ws, Repeat(Seq(Ref("value"), Repeat(Seq(Lit(","), ws, Ref("value")), 0, -1)), 0, 1), Lit("]")))},
+		{Name: "char", Body: Alt(Class(' ', '!', '#', '[', ']', 0x10FFFF), Seq(Lit(`\`), Class('"', '"', '\\', '\\', 'n', 'n')))},
+	}}
+}
+
+// TestLocalDFAAgreesWithParser checks the local automaton against the
+// parser it abstracts, from many steps of valid sentences: a text the
+// automaton accepts without taint the parser accepts, a text it refuses
+// without taint the parser refuses at the same byte, and the parser
+// never accepts a byte the automaton refuses before any taint.
+func TestLocalDFAAgreesWithParser(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	sentences := []string{
+		`{"a": [1,2, "x\"y"], "bcd":{"e":null}}`,
+		`["héllo", {"k":"v"}, [[]], 123]`,
+		`"a long string with spaces"`,
+	}
+	alphabet := []byte(`{}[],:" \n0123456789abcdenul\` + "\xc3\xa9")
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := NewLocalDFA(prog)
+	for _, sent := range sentences {
+		for cut := 0; cut <= len(sent); cut++ {
+			ps := NewParser(prog)
+			for i := 0; i < cut; i++ {
+				require.True(t, ps.Push(sent[i]), "%q at %d", sent, i)
+			}
+			s0 := d.Start(ps)
+			for range 40 {
+				text := make([]byte, 1+rng.IntN(8))
+				for i := range text {
+					text[i] = alphabet[rng.IntN(len(alphabet))]
+				}
+				s, tainted := s0, false
+				parserOK, depth := true, 0
+				for i, b := range text {
+					next, taint := d.Step(s, b)
+					pushed := parserOK && ps.Push(b)
+					if pushed {
+						depth++
+					}
+					if !pushed && parserOK {
+						parserOK = false
+						require.True(t, next < 0 || tainted || taint, "%q then %q: parser refuses byte %d, the automaton does not", sent[:cut], text, i)
+					}
+					if next < 0 {
+						if !tainted {
+							require.False(t, pushed, "%q then %q: automaton refuses byte %d untainted, the parser accepts", sent[:cut], text, i)
+						}
+						break
+					}
+					tainted = tainted || taint
+					s = next
+				}
+				ps.Pop(depth)
+				require.Equal(t, cut, ps.Len())
+			}
+		}
+	}
+}
+
+// TestAbsorbs checks plain-text absorption: true inside an unbounded
+// string, and then any plain text is accepted by the parser; bounded to
+// the room left in a bounded key; false where some plain text is refused.
+func TestAbsorbs(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	var plain [2]uint64
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			plain[c/64] |= 1 << (c % 64)
+		}
+	}
+	tests := []struct {
+		prefix   string
+		maxChars int
+		want     bool
+	}{
+		{`"`, -1, true},           // inside a string
+		{`"abc`, 16, true},        // still inside
+		{`{"`, -1, false},         // a key holds at most 5 characters
+		{`{"`, 5, true},           // but 5 fit
+		{`{"ab`, 5, false},        // 3 left
+		{`{"ab`, 3, true},         // exactly
+		{`[`, -1, false},          // a value: letters are refused
+		{`{"a":"x`, -1, true},     // a string value inside an object
+		{`{"a":"x\`, -1, false},   // an escape takes only "\n
+		{`["\u`, -1, false},       // not an escape this grammar knows: refused before
+		{`{"a": 1`, -1, false},    // a number
+		{`"é`, 8, true},           // after a multi-byte character
+		{`"` + "\xc3", -1, false}, // inside one
+		{`{"a":"b"}`, -1, false},  // after the end: only whitespace
+		{`{"a":"bb", "c":"`, 8, true},
+		{`'`, -1, false}, // x is refused in the middle of a range
+		{`'abc`, 4, false},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pool := []rune("ab ~{}é中\U0001F600,:")
+	for _, tt := range tests {
+		ps := NewParser(prog)
+		ok := true
+		for i := 0; i < len(tt.prefix) && ok; i++ {
+			ok = ps.Push(tt.prefix[i])
+		}
+		if !ok { // the prefix itself is refused: nothing to absorb
+			require.False(t, tt.want, tt.prefix)
+			continue
+		}
+		d := NewLocalDFA(prog)
+		got := d.Absorbs(d.Start(ps), plain, tt.maxChars)
+		require.Equal(t, tt.want, got, "%q within %d", tt.prefix, tt.maxChars)
+		if !got {
+			continue
+		}
+		n := tt.maxChars
+		if n < 0 {
+			n = 30
+		}
+		for range 200 {
+			text := make([]rune, 1+rng.IntN(n))
+			for i := range text {
+				text[i] = pool[rng.IntN(len(pool))]
+			}
+			b := []byte(string(text))
+			require.True(t, utf8.Valid(b))
+			pushed := 0
+			for _, c := range b {
+				if !ps.Push(c) {
+					break
+				}
+				pushed++
+			}
+			ps.Pop(pushed)
+			require.Equal(t, len(b), pushed, "%q then %q: absorbed, yet the parser refuses", tt.prefix, string(text))
+		}
+	}
+}

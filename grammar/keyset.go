@@ -1,0 +1,71 @@
+package grammar
+
+// keySet is a set of uint64 keys that empties in constant time: each
+// slot carries the generation that wrote it, and Reset starts a new
+// generation. The parsers use it to deduplicate the items of the set
+// being built.
+type keySet struct {
+	slots []keySlot
+	gen   uint32
+	n     int // keys in the current generation
+}
+
+type keySlot struct {
+	key uint64
+	gen uint32
+}
+
+// Reset empties the set.
+func (s *keySet) Reset() {
+	if s.slots == nil {
+		s.slots = make([]keySlot, 256)
+	}
+	s.n = 0
+	s.gen++
+	if s.gen == 0 { // wrapped: clear the stamps
+		clear(s.slots)
+		s.gen = 1
+	}
+}
+
+// Add adds key and reports whether it was new.
+func (s *keySet) Add(key uint64) bool {
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	h := (key * 0x9E3779B97F4A7C15) >> 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if sl.gen != s.gen {
+			sl.key, sl.gen = key, s.gen
+			s.n++
+			return true
+		}
+		if sl.key == key {
+			return false
+		}
+	}
+}
+
+// grow doubles the table, keeping the current generation's keys.
+func (s *keySet) grow() {
+	old := s.slots
+	s.slots = make([]keySlot, 2*len(old))
+	mask := uint64(len(s.slots) - 1)
+	for _, sl := range old {
+		if sl.gen != s.gen {
+			continue
+		}
+		h := (sl.key * 0x9E3779B97F4A7C15) >> 32
+		for i := h & mask; ; i = (i + 1) & mask {
+			if s.slots[i].gen != s.gen {
+				s.slots[i] = sl
+				break
+			}
+		}
+	}
+}
+
+// Bytes returns the memory the set occupies.
+func (s *keySet) Bytes() int { return 16 * cap(s.slots) }
