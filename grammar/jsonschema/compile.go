@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"errors"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -31,6 +32,16 @@ type Error struct {
 	Pointer string // JSON pointer into the schema, "#" for its root
 	Keyword string // the keyword at fault, or ""
 	Msg     string
+	// Empty marks a schema that no value satisfies (false, an enum none
+	// of whose values fit, ...): not a failure where the value is
+	// optional (a property, an anyOf branch, further array items).
+	Empty bool
+}
+
+// isEmpty reports whether err is a schema no value satisfies.
+func isEmpty(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Empty
 }
 
 func (e *Error) Error() string {
@@ -112,6 +123,7 @@ func JSON(opts Options) *grammar.Grammar {
 // which checks that it is a valid schema; remote references are refused.
 func newValidator(schema []byte) (*santhosh.Schema, error) {
 	c := santhosh.NewCompiler()
+	c.AssertFormat = true // formats are assertions for reins, in every draft
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("remote $ref %s refused", url)
 	}
@@ -161,6 +173,11 @@ func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
 	return &Error{Pointer: ptr, Keyword: kw, Msg: fmt.Sprintf(format, args...)}
 }
 
+// emptyf is errorf for a schema that no value satisfies.
+func (c *compiler) emptyf(ptr, kw, format string, args ...any) error {
+	return &Error{Pointer: ptr, Keyword: kw, Msg: fmt.Sprintf(format, args...), Empty: true}
+}
+
 // ws is optional whitespace between tokens.
 func (c *compiler) ws() *grammar.Node {
 	if c.opts.Compact {
@@ -199,7 +216,7 @@ func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
 	switch s := s.(type) {
 	case bool:
 		if !s {
-			return nil, c.errorf(ptr, "", "the schema false allows no value")
+			return nil, c.emptyf(ptr, "", "the schema false allows no value")
 		}
 		return c.anyValue(), nil
 	case map[string]any:
@@ -295,7 +312,7 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 		return nil, err
 	}
 	if len(alts) == 0 {
-		return nil, c.errorf(ptr, "type", "no type is possible")
+		return nil, c.emptyf(ptr, "type", "no type is possible")
 	}
 	if len(alts) == 1 {
 		return alts[0], nil
@@ -398,12 +415,18 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 			seen[t] = true
 		}
 		n, err := c.schema(b, bp)
+		if isEmpty(err) { // a branch no value takes
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		alts = append(alts, n)
 	}
-	if len(alts) == 1 {
+	switch len(alts) {
+	case 0:
+		return nil, c.emptyf(ptr, kw, "no branch allows a value")
+	case 1:
 		return alts[0], nil
 	}
 	return grammar.Alt(alts...), nil
@@ -433,6 +456,7 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	body, err := c.schema(node, target)
 	if err != nil {
+		c.g.Rules[at].Body = grammar.Alt() // matches nothing, should a caller go on without it
 		return nil, err
 	}
 	c.g.Rules[at].Body = body
@@ -519,7 +543,7 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 		alts = append(alts, n)
 	}
 	if len(alts) == 0 {
-		return nil, c.errorf(ptr, kw, "no value of %s satisfies the schema", kw)
+		return nil, c.emptyf(ptr, kw, "no value of %s satisfies the schema", kw)
 	}
 	if len(alts) == 1 {
 		return alts[0], nil
@@ -755,7 +779,7 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		max = n
 	}
 	if max >= 0 && max < min {
-		return nil, c.errorf(ptr, "maxLength", "below minLength: no string fits")
+		return nil, c.emptyf(ptr, "maxLength", "below minLength: no string fits")
 	}
 	if max > 10000 || min > 10000 {
 		return nil, c.errorf(ptr, "maxLength", "length bounds above 10000 are not supported")
@@ -769,10 +793,11 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		if min > 0 || max >= 0 {
 			return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is not supported")
 		}
-		if strings.Contains(pat, `\s`) || strings.Contains(pat, `\S`) || strings.Contains(pat, `\b`) || strings.Contains(pat, `\B`) {
-			return nil, c.errorf(ptr, "pattern", `\s, \S, \b and \B differ between ECMAScript and this engine; not supported`)
+		goPat, err := ecmaToGo(pat)
+		if err != nil {
+			return nil, c.errorf(ptr, "pattern", "%v", err)
 		}
-		n, err := regex.Lower(pat, true)
+		n, err := regex.Lower(goPat, true)
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)
 		}
@@ -783,7 +808,27 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		return grammar.Seq(lit(`"`), n, lit(`"`)), nil
 	}
 	if f, ok := s["format"]; ok {
-		return nil, c.errorf(ptr, "format", "format %v is not supported yet", f)
+		handled["format"] = true
+		name, _ := f.(string)
+		re, supported := formats[name]
+		switch {
+		case !knownFormat(name):
+			// an annotation only: nothing to compile
+		case !supported:
+			return nil, c.errorf(ptr, "format", "format %q is not supported", name)
+		case min > 0 || max >= 0:
+			return nil, c.errorf(ptr, "format", "format together with length bounds is not supported")
+		default:
+			n, err := regex.Lower(re, false)
+			if err != nil {
+				return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
+			}
+			n, err = jsonEncode(n)
+			if err != nil {
+				return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
+			}
+			return grammar.Seq(lit(`"`), n, lit(`"`)), nil
+		}
 	}
 	return c.stringNode(min, max), nil
 }

@@ -280,7 +280,7 @@ func (c *compiler) asObject(sub any, ptr string) (map[string]any, error) {
 			if x {
 				return map[string]any{}, nil
 			}
-			return nil, &Error{Pointer: ptr, Msg: "the schema false allows no value"}
+			return nil, &Error{Pointer: ptr, Msg: "the schema false allows no value", Empty: true}
 		case map[string]any:
 			ref, ok := x["$ref"].(string)
 			if !ok || len(x) > 1 {

@@ -67,18 +67,27 @@ func escapePointer(s string) string {
 // schema order (required ones mandatory), then additional properties
 // when allowed.
 func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	for _, kw := range []string{"patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
+	for _, kw := range []string{"patternProperties", "propertyNames", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
 		if _, ok := s[kw]; ok {
 			return nil, c.errorf(ptr, kw, "not supported")
 		}
 	}
-	handled["properties"], handled["required"], handled["additionalProperties"] = true, true, true
+	handled["properties"], handled["required"], handled["additionalProperties"], handled["minProperties"] = true, true, true, true
+	nonEmpty := false
+	if v, ok := s["minProperties"]; ok {
+		n, ok := intOf(v)
+		if !ok || n > 1 {
+			return nil, c.errorf(ptr, "minProperties", "only minProperties 0 or 1 is supported")
+		}
+		nonEmpty = n == 1
+	}
 	props, _ := s["properties"].(map[string]any)
 	if s["properties"] != nil && props == nil {
 		return nil, c.errorf(ptr, "properties", "must be an object")
 	}
 	names := c.propertyOrder(ptr, props)
 	required := map[string]bool{}
+	var undeclared []string // required, but not in properties
 	if r, ok := s["required"]; ok {
 		list, ok := r.([]any)
 		if !ok {
@@ -89,20 +98,32 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 			if !ok {
 				return nil, c.errorf(ptr, "required", "must list strings")
 			}
-			if _, ok := props[name]; !ok {
-				return nil, c.errorf(ptr, "required", "required property %q has no schema in properties: not supported", name)
+			if _, ok := props[name]; !ok && !required[name] {
+				undeclared = append(undeclared, name)
 			}
 			required[name] = true
 		}
 	}
+	// A required property that properties does not list takes the schema
+	// of additional properties.
+	schemaOf := func(name string) (any, string) {
+		if _, ok := props[name]; ok {
+			return props[name], ptr + "/properties/" + escapePointer(name)
+		}
+		if a, ok := s["additionalProperties"]; ok {
+			return a, ptr + "/additionalProperties"
+		}
+		return true, ptr
+	}
+	names = append(names, undeclared...)
 	ws := c.ws()
 	var members []*grammar.Node
 	for _, name := range names {
-		v, err := c.schema(props[name], ptr+"/properties/"+escapePointer(name))
+		v, err := c.schema(schemaOf(name))
 		if err != nil {
-			if e, ok := err.(*Error); ok && e.Msg == "the schema false allows no value" {
+			if isEmpty(err) {
 				if required[name] {
-					return nil, c.errorf(ptr, "required", "property %q is required but its schema is false", name)
+					return nil, c.emptyf(ptr, "required", "property %q is required but no value satisfies its schema", name)
 				}
 				members = append(members, nil) // never present
 				continue
@@ -131,12 +152,20 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
+	// With minProperties 1, first[len] (no listed member written) needs an
+	// additional one.
 	tailFirst := &grammar.Node{Op: grammar.OpEmpty}
+	if nonEmpty {
+		tailFirst = grammar.Alt()
+	}
 	tailRest := &grammar.Node{Op: grammar.OpEmpty}
 	if more != nil {
 		sepMore := grammar.Repeat(grammar.Seq(ws, lit(","), ws, more), 0, -1)
 		tailRest = sepMore
-		tailFirst = grammar.Repeat(grammar.Seq(more, sepMore), 0, 1)
+		tailFirst = grammar.Seq(more, sepMore)
+		if !nonEmpty {
+			tailFirst = grammar.Repeat(tailFirst, 0, 1)
+		}
 	}
 	first, rest := c.rule(tailFirst), c.rule(tailRest)
 	for i := len(members) - 1; i >= 0; i-- {

@@ -1,0 +1,106 @@
+package jsonschema
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// keywordCase is a schema and instances (as JSON text) with whether each
+// is valid. The test checks the expectation against the validator too,
+// so a case cannot assert something the specification does not say.
+type keywordCase struct {
+	name    string
+	schema  string
+	valid   []string
+	invalid []string
+}
+
+func runKeywordCases(t *testing.T, cases []keywordCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := Compile([]byte(tc.schema), Options{})
+			require.NoError(t, err)
+			p, err := grammar.Compile(g)
+			require.NoError(t, err)
+			for _, v := range tc.valid {
+				require.NoError(t, Validate([]byte(tc.schema), []byte(v)), "test case wrong: %s is invalid", v)
+				assert.True(t, acceptsText(p, v), "valid %s refused", v)
+			}
+			for _, v := range tc.invalid {
+				require.Error(t, Validate([]byte(tc.schema), []byte(v)), "test case wrong: %s is valid", v)
+				assert.False(t, acceptsText(p, v), "invalid %s accepted", v)
+			}
+		})
+	}
+}
+
+func TestKeywords(t *testing.T) {
+	runKeywordCases(t, []keywordCase{
+		{
+			// Within both ECMAScript's meaning and the validator's (Go's):
+			// \s is Go's narrower space, \S excludes ECMAScript's wider one.
+			name:    "pattern with \\s and \\S",
+			schema:  `{"type": "string", "pattern": "^\\S+\\s[\\sx][^\\s]$"}`,
+			valid:   []string{`"ab  c"`, `"a\txb"`, `"a\r\nb"`},
+			invalid: []string{`"a b"`, `"a  "`, `"ab"`, `"a\u00a0xb"`, `"a \u00a0b"`},
+		},
+		{
+			name:    "a required property without a schema takes additionalProperties",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a", "b"], "additionalProperties": {"type": "string"}}`,
+			valid:   []string{`{"a": 1, "b": "x"}`, `{"a": 1, "b": "x", "c": "y"}`},
+			invalid: []string{`{"a": 1}`, `{"a": 1, "b": 2}`, `{"b": "x"}`},
+		},
+		{
+			name:    "a required property without a schema, additional ones allowed",
+			schema:  `{"type": "object", "required": ["id"]}`,
+			valid:   []string{`{"id": [1, {}]}`, `{"id": null, "x": 1}`},
+			invalid: []string{`{}`, `{"x": 1}`},
+		},
+		{
+			name:    "minProperties 1",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "minProperties": 1}`,
+			valid:   []string{`{"a": 1}`, `{"b": "x"}`, `{"a": 1, "b": "x"}`, `{"z": true}`},
+			invalid: []string{`{}`},
+		},
+		{
+			name:    "minProperties 1 without additional properties",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false, "minProperties": 1}`,
+			valid:   []string{`{"a": 1}`},
+			invalid: []string{`{}`, `{"b": 1}`},
+		},
+		{
+			name:    "an optional property no value satisfies is never present",
+			schema:  `{"type": "object", "properties": {"k": {"type": "object", "enum": ["x", "y"]}, "n": {"type": "integer"}}}`,
+			valid:   []string{`{"n": 1}`, `{}`},
+			invalid: []string{`{"k": "x"}`, `{"k": {}}`},
+		},
+		{
+			name:    "an anyOf branch no value satisfies is dropped",
+			schema:  `{"anyOf": [{"type": "string", "minLength": 3, "maxLength": 2}, {"type": "integer"}]}`,
+			valid:   []string{`1`},
+			invalid: []string{`"abc"`, `"ab"`},
+		},
+	})
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		schema, pointer, keyword string
+	}{
+		{`{"type": "string", "pattern": "[\\S]"}`, "#", "pattern"},
+		{`{"type": "object", "minProperties": 2}`, "#", "minProperties"},
+		{`{"type": "object", "required": ["a"], "additionalProperties": false}`, "#", "required"},
+		{`{"properties": {"a": {"type": "string", "pattern": "\\bx"}}}`, "#/properties/a", "pattern"},
+	} {
+		_, err := Compile([]byte(tc.schema), Options{})
+		var e *Error
+		require.ErrorAs(t, err, &e, tc.schema)
+		assert.Equal(t, tc.pointer, e.Pointer, tc.schema)
+		assert.Equal(t, tc.keyword, e.Keyword, tc.schema)
+	}
+}
