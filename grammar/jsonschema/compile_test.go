@@ -62,6 +62,18 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{}`, `{"x": 1}`},
 		},
 		{
+			name:    "a small object's properties in any order, each once, additional ones anywhere",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "null"}}, "required": ["a", "c"]}`,
+			valid:   []string{`{"a": 1, "c": null}`, `{"c": null, "a": 1}`, `{"b": "x", "c": null, "a": 1}`, `{"z": [], "a": 1, "y": 2, "c": null}`},
+			invalid: []string{`{"a": 1}`, `{"b": "x", "c": null}`, `{"a": "1", "c": null}`, `{"a": 1, "c": null, "b": 2}`},
+		},
+		{
+			name:    "a small object without additional properties",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "additionalProperties": false}`,
+			valid:   []string{`{}`, `{"b": "x"}`, `{"b": "x", "a": 1}`},
+			invalid: []string{`{"c": 1}`, `{"b": "x", "c": 1}`},
+		},
+		{
 			name:    "minProperties 1",
 			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "minProperties": 1}`,
 			valid:   []string{`{"a": 1}`, `{"b": "x"}`, `{"a": 1, "b": "x"}`, `{"z": true}`},
@@ -86,6 +98,19 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`"abc"`, `"ab"`},
 		},
 	})
+}
+
+// TestAnyOrderNoDuplicates checks that a small object's grammar, which
+// takes its properties in any order, takes each at most once (the
+// validator would accept a duplicate, judging only the last value).
+func TestAnyOrderNoDuplicates(t *testing.T) {
+	g, err := Compile([]byte(`{"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "additionalProperties": false}`), Options{})
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	assert.True(t, acceptsText(p, `{"b": 1, "a": 2}`))
+	assert.False(t, acceptsText(p, `{"a": 1, "a": 2}`))
+	assert.False(t, acceptsText(p, `{"b": 1, "a": 2, "b": 3}`))
 }
 
 func TestRefusals(t *testing.T) {

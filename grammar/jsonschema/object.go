@@ -151,6 +151,9 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	if extra != nil {
 		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
+	if n := countPresent(members); n >= 2 && n <= anyOrderMax {
+		return c.anyOrder(names, members, required, more, nonEmpty), nil
+	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
 	// With minProperties 1, first[len] (no listed member written) needs an
 	// additional one.
@@ -184,6 +187,80 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
 	}
 	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
+}
+
+// anyOrderMax is the most listed properties an object accepts in any
+// order: tracking which were written takes a rule per subset.
+const anyOrderMax = 6
+
+func countPresent(members []*grammar.Node) int {
+	n := 0
+	for _, m := range members {
+		if m != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// anyOrder compiles an object whose listed members may come in any
+// order, each at most once, with additional members (more, if allowed)
+// anywhere: a rule per set of members written, which ends only once
+// the required ones are in.
+func (c *compiler) anyOrder(names []string, members []*grammar.Node, required map[string]bool, more *grammar.Node, nonEmpty bool) *grammar.Node {
+	var idx []int // members that can be present
+	for i, m := range members {
+		if m != nil {
+			idx = append(idx, i)
+		}
+	}
+	memberRule := make([]*grammar.Node, len(idx))
+	for k, i := range idx {
+		memberRule[k] = c.rule(members[i])
+	}
+	var need uint
+	for k, i := range idx {
+		if required[names[i]] {
+			need |= 1 << k
+		}
+	}
+	ws := c.ws()
+	sep := grammar.Seq(ws, lit(","), ws)
+	full := uint(1)<<len(idx) - 1
+	// after[set]: what may follow once the members in set, and at least
+	// one member, were written. Rules are named first, bodies filled after.
+	after := make([]*grammar.Node, full+1)
+	at := make([]int, full+1)
+	for set := range full + 1 {
+		at[set] = len(c.g.Rules)
+		after[set] = c.rule(grammar.Alt())
+	}
+	for set := range full + 1 {
+		var alts []*grammar.Node
+		for k := range idx {
+			if set&(1<<k) == 0 {
+				alts = append(alts, grammar.Seq(sep, memberRule[k], after[set|1<<k]))
+			}
+		}
+		if more != nil {
+			alts = append(alts, grammar.Seq(sep, more, after[set]))
+		}
+		if set&need == need {
+			alts = append(alts, &grammar.Node{Op: grammar.OpEmpty})
+		}
+		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
+	}
+	var first []*grammar.Node
+	for k := range idx {
+		first = append(first, grammar.Seq(memberRule[k], after[1<<k]))
+	}
+	if more != nil {
+		first = append(first, grammar.Seq(more, after[0]))
+	}
+	if need == 0 && !nonEmpty {
+		first = append(first, &grammar.Node{Op: grammar.OpEmpty})
+	}
+	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}"))
 }
 
 // propertyOrder returns the names of props in the order the schema
