@@ -737,12 +737,24 @@ func (c *compiler) typed(t string, s map[string]any, ptr string, handled map[str
 	case "integer":
 		return c.integer(s, ptr, handled)
 	case "number":
-		for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
-			if _, ok := s[kw]; ok {
-				return nil, c.errorf(ptr, kw, "bounds on numbers that are not integers are not supported")
-			}
+		if _, ok := s["multipleOf"]; ok {
+			return nil, c.errorf(ptr, "multipleOf", "multipleOf on numbers that are not integers is not supported")
 		}
-		return numberNode(), nil
+		lo, hi, err := c.numberBounds(s, ptr, handled)
+		if err != nil {
+			return nil, err
+		}
+		if lo == nil && hi == nil {
+			return numberNode(), nil
+		}
+		n, err := decRange(lo, hi)
+		if err != nil {
+			return nil, c.errorf(ptr, "minimum", "%v", err)
+		}
+		if n == nil {
+			return nil, c.emptyf(ptr, "minimum", "no number lies between the bounds")
+		}
+		return n, nil
 	case "object":
 		return c.objectType(s, ptr, handled)
 	case "array":

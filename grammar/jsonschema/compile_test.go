@@ -74,6 +74,18 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"c": 1}`, `{"b": "x", "c": 1}`},
 		},
 		{
+			name:    "number bounds, exact for decimals",
+			schema:  `{"type": "number", "exclusiveMinimum": -1.5, "maximum": 2.25}`,
+			valid:   []string{`-1.4999`, `0`, `2.25`, `2.2500`, `1`, `-1`, `0.000`},
+			invalid: []string{`-1.5`, `-1.50`, `2.2501`, `3`, `-2`, `"1"`},
+		},
+		{
+			name:    "draft 4 exclusiveMaximum flag on a number",
+			schema:  `{"$schema": "http://json-schema.org/draft-04/schema#", "type": "number", "minimum": 0, "maximum": 1, "exclusiveMaximum": true}`,
+			valid:   []string{`0`, `0.999`, `0.5`},
+			invalid: []string{`1`, `1.0`, `-0.1`},
+		},
+		{
 			name:    "minProperties 1",
 			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "minProperties": 1}`,
 			valid:   []string{`{"a": 1}`, `{"b": "x"}`, `{"a": 1, "b": "x"}`, `{"z": true}`},

@@ -1,0 +1,320 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// numBound is one end of a range of numbers: a value, and whether the
+// end itself is excluded. A nil *numBound is no bound.
+type numBound struct {
+	v      *big.Rat
+	strict bool
+}
+
+// maxFracDigits bounds the fraction digits of a bound reins expands.
+const maxFracDigits = 40
+
+// decRange is the grammar of the JSON numbers between lo and hi written
+// without an exponent (-?int(.digits)?, "-0" left out). The range is
+// exact for such numerals: a bound is compared digit by digit, so
+// 0.1000 and 0.1 are the same value.
+func decRange(lo, hi *numBound) (*grammar.Node, error) {
+	for _, b := range []*numBound{lo, hi} {
+		if b != nil {
+			if _, err := fracDigits(b.v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var alts []*grammar.Node
+	zero := new(big.Rat)
+	// x ≥ 0: the magnitude itself, from max(lo, 0) to hi.
+	if hi == nil || hi.v.Sign() > 0 || (hi.v.Sign() == 0 && !hi.strict) {
+		mlo := &numBound{v: zero}
+		if lo != nil && lo.v.Sign() >= 0 {
+			mlo = lo
+		}
+		if n := magRange(mlo, hi); n != nil {
+			alts = append(alts, n)
+		}
+	}
+	// x < 0: x = -m with m > 0, -hi ≤ m ≤ -lo.
+	if lo == nil || lo.v.Sign() < 0 {
+		mlo := &numBound{v: zero, strict: true}
+		if hi != nil && hi.v.Sign() < 0 {
+			mlo = &numBound{v: new(big.Rat).Neg(hi.v), strict: hi.strict}
+		}
+		var mhi *numBound
+		if lo != nil {
+			mhi = &numBound{v: new(big.Rat).Neg(lo.v), strict: lo.strict}
+		}
+		if n := magRange(mlo, mhi); n != nil {
+			alts = append(alts, grammar.Seq(lit("-"), n))
+		}
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// magRange is the grammar of the numerals int(.digits)? whose value m
+// satisfies lo ≤ m ≤ hi (lo ≥ 0 and not nil; hi nil for none), or nil
+// when there are none.
+func magRange(lo, hi *numBound) *grammar.Node {
+	if hi != nil {
+		c := lo.v.Cmp(hi.v)
+		if c > 0 || (c == 0 && (lo.strict || hi.strict)) {
+			return nil
+		}
+	}
+	loI, loF := splitRat(lo.v)
+	if hi != nil {
+		hiI, hiF := splitRat(hi.v)
+		if loI.Cmp(hiI) == 0 {
+			return seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, &digitBound{hiF, hi.strict}))
+		}
+		var alts []*grammar.Node
+		if n := seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
+			alts = append(alts, n)
+		}
+		a := new(big.Int).Add(loI, big.NewInt(1))
+		b := new(big.Int).Sub(hiI, big.NewInt(1))
+		if a.Cmp(b) <= 0 {
+			alts = append(alts, grammar.Seq(natRange(a.String(), b), fraction(nil, nil)))
+		}
+		if n := seqOrNil(lit(hiI.String()), fraction(nil, &digitBound{hiF, hi.strict})); n != nil {
+			alts = append(alts, n)
+		}
+		if len(alts) == 0 {
+			return nil
+		}
+		return grammar.Alt(alts...)
+	}
+	var alts []*grammar.Node
+	if n := seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
+		alts = append(alts, n)
+	}
+	alts = append(alts, grammar.Seq(natRange(new(big.Int).Add(loI, big.NewInt(1)).String(), nil), fraction(nil, nil)))
+	return grammar.Alt(alts...)
+}
+
+func seqOrNil(a, b *grammar.Node) *grammar.Node {
+	if b == nil {
+		return nil
+	}
+	return grammar.Seq(a, b)
+}
+
+// splitRat splits r ≥ 0 into its integer part and its fraction digits
+// (no trailing zeros).
+func splitRat(r *big.Rat) (*big.Int, string) {
+	i := new(big.Int).Quo(r.Num(), r.Denom())
+	d, _ := fracDigits(r)
+	return i, d
+}
+
+// fracDigits returns the digits of r's fraction part (of its absolute
+// value), without trailing zeros: finite for a number written in
+// decimal, refused beyond maxFracDigits.
+func fracDigits(r *big.Rat) (string, error) {
+	f := new(big.Rat).Abs(r)
+	f.Sub(f, new(big.Rat).SetInt(new(big.Int).Quo(f.Num(), f.Denom())))
+	ten := big.NewRat(10, 1)
+	var out []byte
+	for f.Sign() != 0 {
+		if len(out) == maxFracDigits {
+			return "", fmt.Errorf("bound %s has more than %d decimal digits", r.FloatString(maxFracDigits), maxFracDigits)
+		}
+		f.Mul(f, ten)
+		d := new(big.Int).Quo(f.Num(), f.Denom())
+		out = append(out, byte('0'+d.Int64()))
+		f.Sub(f, new(big.Rat).SetInt(d))
+	}
+	return string(out), nil
+}
+
+// digitBound bounds a fraction 0.F by 0.digits (no trailing zeros).
+type digitBound struct {
+	digits string
+	strict bool
+}
+
+// fraction is the grammar of an optional fraction part ("" or
+// "."digits) whose value 0.F lies between lo and hi (nil: 0 and 1,
+// open), or nil when none does.
+func fraction(lo, hi *digitBound) *grammar.Node {
+	var alts []*grammar.Node
+	if fracEndOK(0, lo, true, hi, true) {
+		alts = append(alts, &grammar.Node{Op: grammar.OpEmpty})
+	}
+	if n := fracDigitsFrom(0, lo, lo != nil, hi, hi != nil); n != nil {
+		alts = append(alts, grammar.Seq(lit("."), n))
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	return grammar.Alt(alts...)
+}
+
+// fracEndOK reports whether a fraction that ends after i digits, equal
+// so far to the tight bounds' digits, lies within them: its remaining
+// digits are zeros.
+func fracEndOK(i int, lo *digitBound, tl bool, hi *digitBound, th bool) bool {
+	if tl && lo != nil && (i < len(lo.digits) || lo.strict) { // 0 < the rest of lo, or equal and excluded
+		return false
+	}
+	if th && hi != nil && i >= len(hi.digits) && hi.strict { // equal to hi, excluded
+		return false
+	}
+	return true
+}
+
+// fracDigitsFrom is the grammar of the digits F[i:] (at least one) of a
+// fraction whose first i digits equal lo's when tl and hi's when th
+// (and lie strictly between otherwise), such that lo ≤ 0.F ≤ hi.
+func fracDigitsFrom(i int, lo *digitBound, tl bool, hi *digitBound, th bool) *grammar.Node {
+	tl = tl && lo != nil
+	th = th && hi != nil
+	anyDigits := grammar.Repeat(grammar.Class('0', '9'), 0, -1)
+	// Past a bound's digits it is padded with zeros: a non-strict lower
+	// bound is met whatever follows; a strict one needs a digit above 0.
+	if tl && i >= len(lo.digits) && !lo.strict {
+		tl = false
+	}
+	if th && i >= len(hi.digits) {
+		if hi.strict {
+			return nil // the fraction equals hi so far and can only grow
+		}
+		if tl { // both: zeros, and one nonzero digit: impossible
+			return nil
+		}
+		return grammar.Repeat(lit("0"), 1, -1) // equal to hi: zeros only
+	}
+	if tl && !th && i >= len(lo.digits) { // strict: some digit above zero
+		return grammar.Seq(anyDigits, grammar.Class('1', '9'), anyDigits)
+	}
+	if !tl && !th {
+		return grammar.Repeat(grammar.Class('0', '9'), 1, -1)
+	}
+	lod, hid := byte('0'), byte('9')
+	if tl && i < len(lo.digits) { // past its digits, lo is padded with zeros
+		lod = lo.digits[i]
+	}
+	if th {
+		hid = hi.digits[i]
+	}
+	if lod > hid {
+		return nil
+	}
+	var alts []*grammar.Node
+	// The digit on a tight bound keeps that bound tight.
+	next := func(d byte, ntl, nth bool) {
+		var rest []*grammar.Node
+		if fracEndOK(i+1, lo, ntl, hi, nth) {
+			rest = append(rest, &grammar.Node{Op: grammar.OpEmpty})
+		}
+		if n := fracDigitsFrom(i+1, lo, ntl, hi, nth); n != nil {
+			rest = append(rest, n)
+		}
+		if len(rest) > 0 {
+			alts = append(alts, grammar.Seq(lit(string(d)), grammar.Alt(rest...)))
+		}
+	}
+	if tl && th && lod == hid {
+		next(lod, true, true)
+		return altOrNil(alts)
+	}
+	if tl {
+		next(lod, true, false)
+	}
+	if th {
+		next(hid, false, true)
+	}
+	from, to := lod, hid
+	if tl {
+		from++
+	}
+	if th {
+		to--
+	}
+	if from <= to {
+		alts = append(alts, grammar.Seq(grammar.Class(rune(from), rune(to)), anyDigits))
+	}
+	return altOrNil(alts)
+}
+
+func altOrNil(alts []*grammar.Node) *grammar.Node {
+	if len(alts) == 0 {
+		return nil
+	}
+	return grammar.Alt(alts...)
+}
+
+// numberBounds reads minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum (draft 4's boolean flags too), keeping the tightest.
+func (c *compiler) numberBounds(s map[string]any, ptr string, handled map[string]bool) (lo, hi *numBound, err error) {
+	tighter := func(b *numBound, isMin bool, cur *numBound) *numBound {
+		if cur == nil {
+			return b
+		}
+		cmp := b.v.Cmp(cur.v)
+		if !isMin {
+			cmp = -cmp
+		}
+		if cmp > 0 || (cmp == 0 && b.strict) {
+			return b
+		}
+		return cur
+	}
+	for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+		v, ok := s[kw]
+		if !ok {
+			continue
+		}
+		handled[kw] = true
+		isMin := kw == "minimum" || kw == "exclusiveMinimum"
+		strict := kw == "exclusiveMinimum" || kw == "exclusiveMaximum"
+		if flag, isBool := v.(bool); isBool { // draft 4: a flag on minimum or maximum
+			if !flag {
+				continue
+			}
+			base := "maximum"
+			if isMin {
+				base = "minimum"
+			}
+			if _, ok := s[base]; !ok {
+				return nil, nil, c.errorf(ptr, kw, "without %s", base)
+			}
+			continue // applied with its base below
+		}
+		num, ok := v.(json.Number)
+		if !ok {
+			return nil, nil, c.errorf(ptr, kw, "must be a number")
+		}
+		r, ok := new(big.Rat).SetString(num.String())
+		if !ok {
+			return nil, nil, c.errorf(ptr, kw, "bad number %s", num)
+		}
+		if !strict { // draft 4 flags make the base exclusive
+			flagKw := "exclusiveMaximum"
+			if isMin {
+				flagKw = "exclusiveMinimum"
+			}
+			if f, ok := s[flagKw].(bool); ok && f {
+				strict = true
+			}
+		}
+		b := &numBound{v: r, strict: strict}
+		if isMin {
+			lo = tighter(b, true, lo)
+		} else {
+			hi = tighter(b, false, hi)
+		}
+	}
+	return lo, hi, nil
+}
