@@ -390,8 +390,16 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	if !ok || len(list) == 0 {
 		return nil, c.errorf(ptr, kw, "must be a non-empty array")
 	}
+	if kw == "oneOf" { // exact as anyOf when no value satisfies two branches
+		for i := range list {
+			for j := i + 1; j < len(list); j++ {
+				if !c.disjoint(list[i], list[j]) {
+					return nil, c.errorf(ptr, kw, "branches %d and %d may both hold for one value: not supported", i, j)
+				}
+			}
+		}
+	}
 	var alts []*grammar.Node
-	seen := map[string]bool{}
 	for i, b := range list {
 		bp := fmt.Sprintf("%s/%s/%d", ptr, kw, i)
 		if len(siblings) > 0 {
@@ -405,14 +413,6 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 			if b, err = mergeSchemas(siblings, bm, bp); err != nil {
 				return nil, err
 			}
-		}
-		if kw == "oneOf" {
-			m, ok := b.(map[string]any)
-			t, isStr := m["type"].(string)
-			if !ok || !isStr || t == "integer" || seen[t] || (t == "number" && seen["integer"]) || m["nullable"] != nil {
-				return nil, c.errorf(bp, "", "oneOf is supported only when each branch has a different single type")
-			}
-			seen[t] = true
 		}
 		n, err := c.schema(b, bp)
 		if isEmpty(err) { // a branch no value takes

@@ -86,6 +86,24 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`1`, `1.0`, `-0.1`},
 		},
 		{
+			name:    "oneOf of disjoint types, integer and string",
+			schema:  `{"oneOf": [{"type": "string"}, {"type": "integer"}]}`,
+			valid:   []string{`"x"`, `12`},
+			invalid: []string{`1.5`, `null`},
+		},
+		{
+			name:    "oneOf as a tagged union",
+			schema:  `{"definitions": {"a": {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]}}, "oneOf": [{"$ref": "#/definitions/a"}, {"type": "object", "properties": {"kind": {"enum": ["b", "c"]}, "y": {"type": "string"}}, "required": ["kind", "y"]}]}`,
+			valid:   []string{`{"kind": "a", "x": 1}`, `{"kind": "c", "y": "s"}`},
+			invalid: []string{`{"kind": "b"}`, `{"kind": "d", "y": "s"}`, `{}`},
+		},
+		{
+			name:    "oneOf of disjoint enums",
+			schema:  `{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["c", null]}]}`,
+			valid:   []string{`"a"`, `null`},
+			invalid: []string{`"d"`},
+		},
+		{
 			name:    "minProperties 1",
 			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "minProperties": 1}`,
 			valid:   []string{`{"a": 1}`, `{"b": "x"}`, `{"a": 1, "b": "x"}`, `{"z": true}`},
@@ -131,6 +149,9 @@ func TestRefusals(t *testing.T) {
 	}{
 		{`{"type": "string", "pattern": "[\\S]"}`, "#", "pattern"},
 		{`{"type": "object", "minProperties": 2}`, "#", "minProperties"},
+		{`{"oneOf": [{"type": "number"}, {"type": "integer"}]}`, "#", "oneOf"},
+		{`{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}`, "#", "oneOf"},
+		{`{"oneOf": [{"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}`, "#", "oneOf"},
 		{`{"type": "object", "required": ["a"], "additionalProperties": false}`, "#", "required"},
 		{`{"properties": {"a": {"type": "string", "pattern": "\\bx"}}}`, "#/properties/a", "pattern"},
 	} {
