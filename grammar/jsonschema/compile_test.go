@@ -104,6 +104,12 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`"d"`},
 		},
 		{
+			name:    "patternProperties without additional properties",
+			schema:  `{"type": "object", "properties": {"id": {"type": "integer"}}, "patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": false}`,
+			valid:   []string{`{"id": 1}`, `{"x-a": "s", "id": 2}`, `{"x-": "", "x-b": "t"}`},
+			invalid: []string{`{"y": "s"}`, `{"x-a": 1}`, `{"id": "1"}`},
+		},
+		{
 			name:    "minProperties 1",
 			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "minProperties": 1}`,
 			valid:   []string{`{"a": 1}`, `{"b": "x"}`, `{"a": 1, "b": "x"}`, `{"z": true}`},
@@ -149,6 +155,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{`{"type": "string", "pattern": "[\\S]"}`, "#", "pattern"},
 		{`{"type": "object", "minProperties": 2}`, "#", "minProperties"},
+		{`{"patternProperties": {"^a": {"type": "string"}}}`, "#", "patternProperties"},
+		{`{"properties": {"ab": {}}, "patternProperties": {"^a": {"type": "string"}}, "additionalProperties": false}`, "#/patternProperties/^a", ""},
 		{`{"oneOf": [{"type": "number"}, {"type": "integer"}]}`, "#", "oneOf"},
 		{`{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}`, "#", "oneOf"},
 		{`{"oneOf": [{"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "b"}}}]}`, "#", "oneOf"},

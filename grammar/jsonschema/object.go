@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
 )
 
 // keyOrder returns, for every object of a JSON document, its keys in
@@ -67,7 +69,7 @@ func escapePointer(s string) string {
 // schema order (required ones mandatory), then additional properties
 // when allowed.
 func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	for _, kw := range []string{"patternProperties", "propertyNames", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
+	for _, kw := range []string{"propertyNames", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
 		if _, ok := s[kw]; ok {
 			return nil, c.errorf(ptr, kw, "not supported")
 		}
@@ -148,10 +150,16 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		}
 	}
 	var more *grammar.Node // one additional member
-	if extra != nil {
+	if pp, ok := s["patternProperties"]; ok {
+		handled["patternProperties"] = true
+		var err error
+		if more, err = c.patternMembers(pp, s, names, undeclared, ptr); err != nil {
+			return nil, err
+		}
+	} else if extra != nil {
 		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
-	if n := countPresent(members); n >= 2 && n <= anyOrderMax {
+	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
 		return c.anyOrder(names, members, required, more, nonEmpty), nil
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
@@ -187,6 +195,71 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
 	}
 	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
+}
+
+// patternMembers compiles patternProperties: one member whose key
+// matches a pattern. It is exact when additionalProperties is false (no
+// other key may appear), the patterns' schemas are all the same (a key
+// matching several needs no intersection) and no listed property name
+// matches a pattern (its value would need both schemas).
+func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []string, ptr string) (*grammar.Node, error) {
+	m, ok := pp.(map[string]any)
+	if !ok {
+		return nil, c.errorf(ptr, "patternProperties", "must be an object")
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	if a, ok := s["additionalProperties"].(bool); !ok || a {
+		return nil, c.errorf(ptr, "patternProperties", "not supported unless additionalProperties is false (the other keys would need the patterns' complement)")
+	}
+	if len(undeclared) > 0 {
+		return nil, c.errorf(ptr, "patternProperties", "required property %q is not in properties: not supported beside patternProperties", undeclared[0])
+	}
+	pats := make([]string, 0, len(m))
+	for p := range m {
+		pats = append(pats, p)
+	}
+	slices.Sort(pats)
+	first, _ := json.Marshal(m[pats[0]]) // maps marshal with sorted keys
+
+	var keys []*grammar.Node
+	for _, p := range pats {
+		pptr := ptr + "/patternProperties/" + escapePointer(p)
+		if sc, _ := json.Marshal(m[p]); !bytes.Equal(sc, first) {
+			return nil, c.errorf(pptr, "", "patterns with different schemas are not supported")
+		}
+		re, err := regexp.Compile(p) // as the validator reads it
+		if err != nil {
+			return nil, c.errorf(pptr, "", "bad pattern: %v", err)
+		}
+		for _, name := range names {
+			if re.MatchString(name) {
+				return nil, c.errorf(pptr, "", "property %q matches the pattern too: not supported", name)
+			}
+		}
+		goPat, err := ecmaToGo(p)
+		if err != nil {
+			return nil, c.errorf(pptr, "", "%v", err)
+		}
+		n, err := regex.Lower(goPat, true)
+		if err != nil {
+			return nil, c.errorf(pptr, "", "%v", err)
+		}
+		if n, err = jsonEncode(n); err != nil {
+			return nil, c.errorf(pptr, "", "%v", err)
+		}
+		keys = append(keys, n)
+	}
+	v, err := c.schema(m[pats[0]], ptr+"/patternProperties/"+escapePointer(pats[0]))
+	if isEmpty(err) {
+		return nil, nil // no value fits: no such key may appear
+	}
+	if err != nil {
+		return nil, err
+	}
+	ws := c.ws()
+	return c.rule(grammar.Seq(lit(`"`), grammar.Alt(keys...), lit(`"`), ws, lit(":"), ws, v)), nil
 }
 
 // anyOrderMax is the most listed properties an object accepts in any
