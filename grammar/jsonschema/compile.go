@@ -772,6 +772,10 @@ func intOf(v any) (int, bool) {
 	return i, err == nil && i >= 0
 }
 
+// maxStringBound is the largest minLength or maxLength reins expands
+// (a bounded string compiles to one step per character).
+const maxStringBound = 10000
+
 func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
 	min, max := 0, -1
 	if v, ok := s["minLength"]; ok {
@@ -793,8 +797,8 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 	if max >= 0 && max < min {
 		return nil, c.emptyf(ptr, "maxLength", "below minLength: no string fits")
 	}
-	if max > 10000 || min > 10000 {
-		return nil, c.errorf(ptr, "maxLength", "length bounds above 10000 are not supported")
+	if max > maxStringBound || min > maxStringBound {
+		return nil, c.errorf(ptr, "maxLength", "length bounds above %d are not supported", maxStringBound)
 	}
 	if p, ok := s["pattern"]; ok {
 		handled["pattern"] = true

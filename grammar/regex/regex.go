@@ -36,20 +36,99 @@ func Lower(re string, search bool) (*grammar.Node, error) {
 		return nil, fmt.Errorf("regex %q: %w", re, err)
 	}
 	tree = tree.Simplify()
-	begin, end := !search, !search
+	var body *grammar.Node
 	if search {
-		begin, end = anchored(tree)
+		body, err = lowerSearch(tree, false, false, 0)
+	} else {
+		body, err = lower(stripAnchors(tree))
 	}
-	body, err := lower(stripAnchors(tree))
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", re, err)
 	}
-	anything := grammar.Repeat(grammar.Class(0, utf8.MaxRune), 0, -1)
-	var subs []*grammar.Node
-	if !begin {
-		subs = append(subs, anything)
+	return body, nil
+}
+
+// maxDistribute bounds how many alternations lowerSearch distributes a
+// concatenation over, so that a pattern cannot blow up.
+const maxDistribute = 8
+
+// lowerSearch lowers re for a search: the strings that contain a match,
+// where begin and end say whether the match is already anchored at the
+// start and at the end of the string. Anchors may stand at the start or
+// end of each branch of an alternation: a concatenation is distributed
+// over an alternation that holds anchors (^(a$|b) is ^a$|^b).
+func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.Node, error) {
+	isBegin := func(r *syntax.Regexp) bool { return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine }
+	isEnd := func(r *syntax.Regexp) bool { return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine }
+	switch re.Op {
+	case syntax.OpCapture:
+		return lowerSearch(re.Sub[0], begin, end, distributed)
+	case syntax.OpAlternate:
+		var alts []*grammar.Node
+		for _, sub := range re.Sub {
+			n, err := lowerSearch(sub, begin, end, distributed)
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, n)
+		}
+		return grammar.Alt(alts...), nil
+	case syntax.OpConcat:
+		subs := re.Sub
+		for len(subs) > 0 && isBegin(subs[0]) {
+			subs, begin = subs[1:], true
+		}
+		for len(subs) > 0 && isEnd(subs[len(subs)-1]) {
+			subs, end = subs[:len(subs)-1], true
+		}
+		if len(subs) == 1 {
+			return lowerSearch(subs[0], begin, end, distributed)
+		}
+		for i, sub := range subs {
+			for sub.Op == syntax.OpCapture {
+				sub = sub.Sub[0]
+			}
+			if sub.Op != syntax.OpAlternate || !hasAnchor(sub) {
+				continue
+			}
+			if distributed == maxDistribute {
+				return nil, fmt.Errorf("too many alternations with anchors")
+			}
+			var alts []*grammar.Node
+			for _, branch := range sub.Sub {
+				c := &syntax.Regexp{Op: syntax.OpConcat}
+				c.Sub = append([]*syntax.Regexp(nil), subs[:i]...)
+				if branch.Op == syntax.OpConcat { // keep it flat, so its anchors stand at the ends
+					c.Sub = append(c.Sub, branch.Sub...)
+				} else {
+					c.Sub = append(c.Sub, branch)
+				}
+				c.Sub = append(c.Sub, subs[i+1:]...)
+				n, err := lowerSearch(c, begin, end, distributed+1)
+				if err != nil {
+					return nil, err
+				}
+				alts = append(alts, n)
+			}
+			return grammar.Alt(alts...), nil
+		}
+		c := *re
+		c.Sub = subs
+		re = &c
+	case syntax.OpBeginText, syntax.OpBeginLine:
+		begin, re = true, &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case syntax.OpEndText, syntax.OpEndLine:
+		end, re = true, &syntax.Regexp{Op: syntax.OpEmptyMatch}
 	}
-	subs = append(subs, body)
+	body, err := lower(re)
+	if err != nil {
+		return nil, err
+	}
+	anything := grammar.Repeat(grammar.Class(0, utf8.MaxRune), 0, -1)
+	subs := []*grammar.Node{body}
+	if !begin {
+		subs = append([]*grammar.Node{anything}, subs...)
+	}
 	if !end {
 		subs = append(subs, anything)
 	}
@@ -59,17 +138,18 @@ func Lower(re string, search bool) (*grammar.Node, error) {
 	return grammar.Seq(subs...), nil
 }
 
-// anchored reports whether re begins with ^ (or \A) and ends with $ (or \z).
-func anchored(re *syntax.Regexp) (begin, end bool) {
-	isBegin := func(r *syntax.Regexp) bool { return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine }
-	isEnd := func(r *syntax.Regexp) bool { return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine }
-	for re.Op == syntax.OpCapture {
-		re = re.Sub[0]
+// hasAnchor reports whether re holds a ^, $, \A or \z anywhere.
+func hasAnchor(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpBeginText, syntax.OpBeginLine, syntax.OpEndText, syntax.OpEndLine:
+		return true
 	}
-	if re.Op == syntax.OpConcat && len(re.Sub) > 0 {
-		return isBegin(re.Sub[0]), isEnd(re.Sub[len(re.Sub)-1])
+	for _, sub := range re.Sub {
+		if hasAnchor(sub) {
+			return true
+		}
 	}
-	return isBegin(re), isEnd(re)
+	return false
 }
 
 // stripAnchors removes the anchors at the very start and end of the

@@ -110,6 +110,34 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// TestSearchMatchesGoRegexp checks Lower's search mode, anchors in
+// alternations included, against Go's unanchored MatchString on every
+// string of up to 4 letters from a small alphabet.
+func TestSearchMatchesGoRegexp(t *testing.T) {
+	var strs []string
+	var gen func(prefix string)
+	gen = func(prefix string) {
+		strs = append(strs, prefix)
+		if len(prefix) < 4 {
+			for _, c := range "abx" {
+				gen(prefix + string(c))
+			}
+		}
+	}
+	gen("")
+	for _, re := range []string{`a`, `^a`, `a$`, `^a$`, `^a$|^b`, `^(?:ab$|x)`, `x|^b$`, `(^a|b$)`, `^(a|bx)$`, `^$`, `b+|^x`, `^a(?:b$|x)`} {
+		n, err := Lower(re, true)
+		require.NoError(t, err, re)
+		p, err := grammar.Compile(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: n}}})
+		require.NoError(t, err, re)
+		goRE := regexp.MustCompile(re)
+		for _, s := range strs {
+			_, w := accepts(p, s)
+			require.Equal(t, goRE.MatchString(s), w, "%s on %q", re, s)
+		}
+	}
+}
+
 func TestUnsupported(t *testing.T) {
 	for re, want := range map[string]string{
 		`a\bb`:               "word boundary",
