@@ -20,6 +20,9 @@ type constraintFlags struct {
 	schemaFile  string
 	jsonValue   bool
 	maxWS       int
+	// generating bounds what the schema leaves open (jsonschema's
+	// Bounded), so that an output ends by itself.
+	generating bool
 }
 
 func (c *constraintFlags) register(fs *flag.FlagSet) {
@@ -42,9 +45,9 @@ func (e grammarError) Unwrap() error { return e.err }
 
 func (c *constraintFlags) jsonOptions() jsonschema.Options {
 	if c.maxWS <= 0 {
-		return jsonschema.Options{Compact: true}
+		return jsonschema.Options{Compact: true, Bounded: c.generating}
 	}
-	return jsonschema.Options{MaxWhitespace: c.maxWS}
+	return jsonschema.Options{MaxWhitespace: c.maxWS, Bounded: c.generating}
 }
 
 // prog compiles the constraint the flags name, or returns nil when none.

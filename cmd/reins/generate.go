@@ -44,7 +44,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
 	var stops stopFlags
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
-	var cf constraintFlags
+	cf := constraintFlags{generating: true}
 	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins generate [flags] PROMPT")

@@ -25,7 +25,26 @@ type Options struct {
 	// MaxWhitespace bounds each run of whitespace in flexible mode, so a
 	// model cannot loop on spaces; 0 means 16.
 	MaxWhitespace int
+	// Bounded gives every part of the output that the schema leaves
+	// unbounded a bound, so that a generation ends by itself: strings
+	// without maxLength (and additional property names) hold at most
+	// BoundedLength characters, arrays without maxItems at most
+	// BoundedItems items, integer and fraction parts of numbers at most
+	// BoundedDigits digits, and free JSON values (where the schema says
+	// nothing) nest at most BoundedDepth deep. Objects that list
+	// properties take no others; objects that list none take at most
+	// BoundedItems. The output still satisfies the schema. Patterns and
+	// formats keep their own shape.
+	Bounded bool
 }
+
+// The bounds of Options.Bounded.
+const (
+	BoundedLength = 32
+	BoundedItems  = 4
+	BoundedDigits = 12
+	BoundedDepth  = 3
+)
 
 // Error is a schema that cannot be compiled, at a JSON pointer.
 type Error struct {
@@ -676,6 +695,9 @@ func (c *compiler) literal(v any) (*grammar.Node, error) {
 
 // anyValue is any JSON value.
 func (c *compiler) anyValue() *grammar.Node {
+	if c.opts.Bounded {
+		return c.boundedValue(BoundedDepth)
+	}
 	if name, ok := c.rules["any"]; ok {
 		return grammar.Ref(name)
 	}
@@ -683,20 +705,48 @@ func (c *compiler) anyValue() *grammar.Node {
 	at := len(c.g.Rules)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "value"})
 	v := grammar.Ref("value")
-	ws := c.ws()
-	member := grammar.Seq(c.stringNode(0, -1), ws, lit(":"), ws, v)
-	obj := grammar.Seq(lit("{"), ws, grammar.Repeat(grammar.Seq(member, grammar.Repeat(grammar.Seq(ws, lit(","), ws, member), 0, -1)), 0, 1), ws, lit("}"))
-	arr := grammar.Seq(lit("["), ws, grammar.Repeat(grammar.Seq(v, grammar.Repeat(grammar.Seq(ws, lit(","), ws, v), 0, -1)), 0, 1), ws, lit("]"))
-	c.g.Rules[at].Body = grammar.Alt(lit("null"), lit("true"), lit("false"), numberNode(), c.stringNode(0, -1), obj, arr)
+	c.g.Rules[at].Body = c.valueBody(v)
 	return v
 }
 
-func numberNode() *grammar.Node {
-	digits := grammar.Repeat(grammar.Class('0', '9'), 1, -1)
-	intPart := grammar.Alt(lit("0"), grammar.Seq(grammar.Class('1', '9'), grammar.Repeat(grammar.Class('0', '9'), 0, -1)))
+// valueBody is any JSON value whose members and items are v.
+func (c *compiler) valueBody(v *grammar.Node) *grammar.Node {
+	ws := c.ws()
+	items := -1
+	if c.opts.Bounded {
+		items = BoundedItems - 1
+	}
+	member := grammar.Seq(c.stringNode(0, -1), ws, lit(":"), ws, v)
+	obj := grammar.Seq(lit("{"), ws, grammar.Repeat(grammar.Seq(member, grammar.Repeat(grammar.Seq(ws, lit(","), ws, member), 0, items)), 0, 1), ws, lit("}"))
+	arr := grammar.Seq(lit("["), ws, grammar.Repeat(grammar.Seq(v, grammar.Repeat(grammar.Seq(ws, lit(","), ws, v), 0, items)), 0, 1), ws, lit("]"))
+	return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), obj, arr)
+}
+
+// boundedValue is any JSON value nested at most depth deep.
+func (c *compiler) boundedValue(depth int) *grammar.Node {
+	name := fmt.Sprintf("_value%d", depth)
+	return c.shared(name, func() *grammar.Node {
+		if depth == 0 {
+			return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), lit("{}"), lit("[]"))
+		}
+		return c.valueBody(c.boundedValue(depth - 1))
+	})
+}
+
+func (c *compiler) numberNode() *grammar.Node {
+	more, expDigits := -1, -1
+	if c.opts.Bounded {
+		more, expDigits = BoundedDigits-1, 2
+	}
+	digits := grammar.Repeat(grammar.Class('0', '9'), 1, more+1)
+	if more < 0 {
+		digits = grammar.Repeat(grammar.Class('0', '9'), 1, -1)
+	}
+	intPart := grammar.Alt(lit("0"), grammar.Seq(grammar.Class('1', '9'), grammar.Repeat(grammar.Class('0', '9'), 0, more)))
+	expPart := grammar.Repeat(grammar.Class('0', '9'), 1, expDigits)
 	return grammar.Seq(grammar.Repeat(lit("-"), 0, 1), intPart,
 		grammar.Repeat(grammar.Seq(lit("."), digits), 0, 1),
-		grammar.Repeat(grammar.Seq(grammar.Class('e', 'e', 'E', 'E'), grammar.Repeat(grammar.Class('+', '+', '-', '-'), 0, 1), digits), 0, 1))
+		grammar.Repeat(grammar.Seq(grammar.Class('e', 'e', 'E', 'E'), grammar.Repeat(grammar.Class('+', '+', '-', '-'), 0, 1), expPart), 0, 1))
 }
 
 // stringChar is one character of a JSON string in canonical form, or
@@ -717,6 +767,9 @@ func stringChar(noSurrogates bool) *grammar.Node {
 
 // stringNode is a JSON string of min to max code points (max -1: any).
 func (c *compiler) stringNode(min, max int) *grammar.Node {
+	if c.opts.Bounded && max < 0 {
+		max = min + BoundedLength
+	}
 	bounded := min > 0 || max >= 0
 	char := c.shared("_char", func() *grammar.Node { return stringChar(false) })
 	if bounded {
@@ -745,9 +798,12 @@ func (c *compiler) typed(t string, s map[string]any, ptr string, handled map[str
 			return nil, err
 		}
 		if lo == nil && hi == nil {
-			return numberNode(), nil
+			return c.numberNode(), nil
 		}
-		n, err := decRange(lo, hi)
+		if c.opts.Bounded {
+			lo, hi = boundRange(lo, hi)
+		}
+		n, err := decRange(lo, hi, c.opts.Bounded)
 		if err != nil {
 			return nil, c.errorf(ptr, "minimum", "%v", err)
 		}
@@ -996,6 +1052,22 @@ func (c *compiler) integer(s map[string]any, ptr string, handled map[string]bool
 	}
 	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
 		return nil, c.errorf(ptr, "maximum", "no integer lies between the bounds")
+	}
+	if c.opts.Bounded {
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(BoundedDigits), nil)
+		limit.Sub(limit, big.NewInt(1))
+		if hi == nil {
+			hi = new(big.Int).Set(limit)
+			if lo != nil && lo.Cmp(hi) > 0 {
+				hi.Set(lo)
+			}
+		}
+		if lo == nil {
+			lo = new(big.Int).Neg(limit)
+			if lo.Cmp(hi) > 0 {
+				lo.Set(hi)
+			}
+		}
 	}
 	return intRange(lo, hi), nil
 }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,5 +169,39 @@ func TestRefusals(t *testing.T) {
 		require.ErrorAs(t, err, &e, tc.schema)
 		assert.Equal(t, tc.pointer, e.Pointer, tc.schema)
 		assert.Equal(t, tc.keyword, e.Keyword, tc.schema)
+	}
+}
+
+// TestBounded checks Options.Bounded: what the schema leaves open gets
+// the documented bound, and what it bounds itself is kept.
+func TestBounded(t *testing.T) {
+	long := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
+	items := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]" }
+	for _, tc := range []struct {
+		schema      string
+		accept, not []string
+	}{
+		{`{"type": "string"}`, []string{long(BoundedLength)}, []string{long(BoundedLength + 1)}},
+		{`{"type": "string", "minLength": 40}`, []string{long(40 + BoundedLength)}, []string{long(41 + BoundedLength)}},
+		{`{"type": "string", "maxLength": 100}`, []string{long(100)}, []string{long(101)}},
+		{`{"type": "array"}`, []string{items(BoundedItems)}, []string{items(BoundedItems + 1)}},
+		{`{"type": "number"}`, []string{"123456789012.123456789012", "1e99"}, []string{"1234567890123", "1.1234567890123", "1e999"}},
+		{`{"type": "integer"}`, []string{"-999999999999"}, []string{"1000000000000"}},
+		{`{"type": "number", "minimum": 0.5}`, []string{"999999999999", "0.500000000001"}, []string{"999999999999.5", "1000000000000"}},
+		// The top level is the schema's; below it, free values nest 3 deep.
+		{`{}`, []string{`[[[[1]]]]`, `{"a": [{"b": {}}]}`}, []string{`[[[[[1]]]]]`}},
+		{`{"type": "object", "properties": {"a": {}}}`, []string{`{"a": 1}`}, []string{`{"a": 1, "b": 2}`}},
+		{`{"type": "object"}`, []string{`{"a": 1, "b": 2, "c": 3, "d": 4}`}, []string{`{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}`}},
+	} {
+		g, err := Compile([]byte(tc.schema), Options{Bounded: true})
+		require.NoError(t, err, tc.schema)
+		p, err := grammar.Compile(g)
+		require.NoError(t, err, tc.schema)
+		for _, s := range tc.accept {
+			assert.True(t, acceptsText(p, s), "%s should accept %s", tc.schema, s)
+		}
+		for _, s := range tc.not {
+			assert.False(t, acceptsText(p, s), "%s should refuse %s", tc.schema, s)
+		}
 	}
 }

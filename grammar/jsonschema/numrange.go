@@ -22,7 +22,14 @@ const maxFracDigits = 40
 // without an exponent (-?int(.digits)?, "-0" left out). The range is
 // exact for such numerals: a bound is compared digit by digit, so
 // 0.1000 and 0.1 are the same value.
-func decRange(lo, hi *numBound) (*grammar.Node, error) {
+//
+// With bounded, fraction parts hold at most BoundedDigits digits (the
+// caller bounds the integer part by the range).
+func decRange(lo, hi *numBound, bounded bool) (*grammar.Node, error) {
+	d := digitsTo(-1)
+	if bounded {
+		d = digitsTo(BoundedDigits)
+	}
 	for _, b := range []*numBound{lo, hi} {
 		if b != nil {
 			if _, err := fracDigits(b.v); err != nil {
@@ -38,7 +45,7 @@ func decRange(lo, hi *numBound) (*grammar.Node, error) {
 		if lo != nil && lo.v.Sign() >= 0 {
 			mlo = lo
 		}
-		if n := magRange(mlo, hi); n != nil {
+		if n := d.magRange(mlo, hi); n != nil {
 			alts = append(alts, n)
 		}
 	}
@@ -52,7 +59,7 @@ func decRange(lo, hi *numBound) (*grammar.Node, error) {
 		if lo != nil {
 			mhi = &numBound{v: new(big.Rat).Neg(lo.v), strict: lo.strict}
 		}
-		if n := magRange(mlo, mhi); n != nil {
+		if n := d.magRange(mlo, mhi); n != nil {
 			alts = append(alts, grammar.Seq(lit("-"), n))
 		}
 	}
@@ -65,7 +72,7 @@ func decRange(lo, hi *numBound) (*grammar.Node, error) {
 // magRange is the grammar of the numerals int(.digits)? whose value m
 // satisfies lo ≤ m ≤ hi (lo ≥ 0 and not nil; hi nil for none), or nil
 // when there are none.
-func magRange(lo, hi *numBound) *grammar.Node {
+func (d digitsTo) magRange(lo, hi *numBound) *grammar.Node {
 	if hi != nil {
 		c := lo.v.Cmp(hi.v)
 		if c > 0 || (c == 0 && (lo.strict || hi.strict)) {
@@ -76,18 +83,18 @@ func magRange(lo, hi *numBound) *grammar.Node {
 	if hi != nil {
 		hiI, hiF := splitRat(hi.v)
 		if loI.Cmp(hiI) == 0 {
-			return seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, &digitBound{hiF, hi.strict}))
+			return seqOrNil(lit(loI.String()), d.fraction(&digitBound{loF, lo.strict}, &digitBound{hiF, hi.strict}))
 		}
 		var alts []*grammar.Node
-		if n := seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
+		if n := seqOrNil(lit(loI.String()), d.fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
 			alts = append(alts, n)
 		}
 		a := new(big.Int).Add(loI, big.NewInt(1))
 		b := new(big.Int).Sub(hiI, big.NewInt(1))
 		if a.Cmp(b) <= 0 {
-			alts = append(alts, grammar.Seq(natRange(a.String(), b), fraction(nil, nil)))
+			alts = append(alts, grammar.Seq(natRange(a.String(), b), d.fraction(nil, nil)))
 		}
-		if n := seqOrNil(lit(hiI.String()), fraction(nil, &digitBound{hiF, hi.strict})); n != nil {
+		if n := seqOrNil(lit(hiI.String()), d.fraction(nil, &digitBound{hiF, hi.strict})); n != nil {
 			alts = append(alts, n)
 		}
 		if len(alts) == 0 {
@@ -96,10 +103,10 @@ func magRange(lo, hi *numBound) *grammar.Node {
 		return grammar.Alt(alts...)
 	}
 	var alts []*grammar.Node
-	if n := seqOrNil(lit(loI.String()), fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
+	if n := seqOrNil(lit(loI.String()), d.fraction(&digitBound{loF, lo.strict}, nil)); n != nil {
 		alts = append(alts, n)
 	}
-	alts = append(alts, grammar.Seq(natRange(new(big.Int).Add(loI, big.NewInt(1)).String(), nil), fraction(nil, nil)))
+	alts = append(alts, grammar.Seq(natRange(new(big.Int).Add(loI, big.NewInt(1)).String(), nil), d.fraction(nil, nil)))
 	return grammar.Alt(alts...)
 }
 
@@ -144,15 +151,27 @@ type digitBound struct {
 	strict bool
 }
 
+// digitsTo is the most digits a fraction part may hold (-1: any).
+type digitsTo int
+
+// digits is from min to the bound's count of digits, the first i of
+// the fraction already written.
+func (d digitsTo) digits(min, i int) *grammar.Node {
+	if d < 0 {
+		return grammar.Repeat(grammar.Class('0', '9'), min, -1)
+	}
+	return grammar.Repeat(grammar.Class('0', '9'), min, max(min, int(d)-i))
+}
+
 // fraction is the grammar of an optional fraction part ("" or
 // "."digits) whose value 0.F lies between lo and hi (nil: 0 and 1,
 // open), or nil when none does.
-func fraction(lo, hi *digitBound) *grammar.Node {
+func (d digitsTo) fraction(lo, hi *digitBound) *grammar.Node {
 	var alts []*grammar.Node
 	if fracEndOK(0, lo, true, hi, true) {
 		alts = append(alts, &grammar.Node{Op: grammar.OpEmpty})
 	}
-	if n := fracDigitsFrom(0, lo, lo != nil, hi, hi != nil); n != nil {
+	if n := d.fracDigitsFrom(0, lo, lo != nil, hi, hi != nil); n != nil {
 		alts = append(alts, grammar.Seq(lit("."), n))
 	}
 	if len(alts) == 0 {
@@ -177,10 +196,10 @@ func fracEndOK(i int, lo *digitBound, tl bool, hi *digitBound, th bool) bool {
 // fracDigitsFrom is the grammar of the digits F[i:] (at least one) of a
 // fraction whose first i digits equal lo's when tl and hi's when th
 // (and lie strictly between otherwise), such that lo ≤ 0.F ≤ hi.
-func fracDigitsFrom(i int, lo *digitBound, tl bool, hi *digitBound, th bool) *grammar.Node {
+func (d digitsTo) fracDigitsFrom(i int, lo *digitBound, tl bool, hi *digitBound, th bool) *grammar.Node {
 	tl = tl && lo != nil
 	th = th && hi != nil
-	anyDigits := grammar.Repeat(grammar.Class('0', '9'), 0, -1)
+	anyDigits := d.digits(0, i+1) // after one more digit
 	// Past a bound's digits it is padded with zeros: a non-strict lower
 	// bound is met whatever follows; a strict one needs a digit above 0.
 	if tl && i >= len(lo.digits) && !lo.strict {
@@ -193,13 +212,20 @@ func fracDigitsFrom(i int, lo *digitBound, tl bool, hi *digitBound, th bool) *gr
 		if tl { // both: zeros, and one nonzero digit: impossible
 			return nil
 		}
+		if d >= 0 {
+			return grammar.Repeat(lit("0"), 1, max(1, int(d)-i)) // equal to hi: zeros only
+		}
 		return grammar.Repeat(lit("0"), 1, -1) // equal to hi: zeros only
 	}
 	if tl && !th && i >= len(lo.digits) { // strict: some digit above zero
+		if d >= 0 { // zeros, a nonzero digit, then the rest, within the bound
+			rest := max(0, int(d)-i-1)
+			return grammar.Seq(grammar.Repeat(lit("0"), 0, rest), grammar.Class('1', '9'), grammar.Repeat(grammar.Class('0', '9'), 0, rest))
+		}
 		return grammar.Seq(anyDigits, grammar.Class('1', '9'), anyDigits)
 	}
 	if !tl && !th {
-		return grammar.Repeat(grammar.Class('0', '9'), 1, -1)
+		return d.digits(1, i)
 	}
 	lod, hid := byte('0'), byte('9')
 	if tl && i < len(lo.digits) { // past its digits, lo is padded with zeros
@@ -213,16 +239,16 @@ func fracDigitsFrom(i int, lo *digitBound, tl bool, hi *digitBound, th bool) *gr
 	}
 	var alts []*grammar.Node
 	// The digit on a tight bound keeps that bound tight.
-	next := func(d byte, ntl, nth bool) {
+	next := func(dig byte, ntl, nth bool) {
 		var rest []*grammar.Node
 		if fracEndOK(i+1, lo, ntl, hi, nth) {
 			rest = append(rest, &grammar.Node{Op: grammar.OpEmpty})
 		}
-		if n := fracDigitsFrom(i+1, lo, ntl, hi, nth); n != nil {
+		if n := d.fracDigitsFrom(i+1, lo, ntl, hi, nth); n != nil {
 			rest = append(rest, n)
 		}
 		if len(rest) > 0 {
-			alts = append(alts, grammar.Seq(lit(string(d)), grammar.Alt(rest...)))
+			alts = append(alts, grammar.Seq(lit(string(dig)), grammar.Alt(rest...)))
 		}
 	}
 	if tl && th && lod == hid {
@@ -317,4 +343,24 @@ func (c *compiler) numberBounds(s map[string]any, ptr string, handled map[string
 		}
 	}
 	return lo, hi, nil
+}
+
+// boundRange closes an open range at ±(10^BoundedDigits - 1), for
+// Options.Bounded.
+func boundRange(lo, hi *numBound) (*numBound, *numBound) {
+	limit := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(BoundedDigits), nil))
+	limit.Sub(limit, big.NewRat(1, 1))
+	if hi == nil {
+		hi = &numBound{v: new(big.Rat).Set(limit)}
+		if lo != nil && lo.v.Cmp(hi.v) > 0 {
+			hi = &numBound{v: new(big.Rat).Set(lo.v)}
+		}
+	}
+	if lo == nil {
+		lo = &numBound{v: new(big.Rat).Neg(limit)}
+		if lo.v.Cmp(hi.v) > 0 {
+			lo = &numBound{v: new(big.Rat).Set(hi.v)}
+		}
+	}
+	return lo, hi
 }

@@ -150,7 +150,11 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		}
 	}
 	var more *grammar.Node // one additional member
-	if pp, ok := s["patternProperties"]; ok {
+	if c.opts.Bounded && len(names) > 0 {
+		// Generation: an object that lists properties takes no others.
+		extra = nil
+		handled["patternProperties"] = true
+	} else if pp, ok := s["patternProperties"]; ok {
 		handled["patternProperties"] = true
 		var err error
 		if more, err = c.patternMembers(pp, s, names, undeclared, ptr); err != nil {
@@ -171,7 +175,11 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	}
 	tailRest := &grammar.Node{Op: grammar.OpEmpty}
 	if more != nil {
-		sepMore := grammar.Repeat(grammar.Seq(ws, lit(","), ws, more), 0, -1)
+		most := -1
+		if c.opts.Bounded {
+			most = BoundedItems - 1
+		}
+		sepMore := grammar.Repeat(grammar.Seq(ws, lit(","), ws, more), 0, most)
 		tailRest = sepMore
 		tailFirst = grammar.Seq(more, sepMore)
 		if !nonEmpty {
@@ -398,7 +406,11 @@ func (c *compiler) keyNotIn(names []string) *grammar.Node {
 		n.end = true
 	}
 	anyTail := c.shared("_canontail", func() *grammar.Node {
-		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, -1), lit(`"`))
+		most := -1
+		if c.opts.Bounded {
+			most = BoundedLength
+		}
+		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, most), lit(`"`))
 	})
 	var build func(n *node) *grammar.Node
 	build = func(n *node) *grammar.Node {
@@ -518,6 +530,9 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 			return nil, c.errorf(ptr, "maxItems", "must be a non-negative integer")
 		}
 		max = n
+	}
+	if c.opts.Bounded && max < 0 {
+		max = min + BoundedItems
 	}
 	if rest == nil && (max < 0 || max > len(prefix)) {
 		max = len(prefix)
