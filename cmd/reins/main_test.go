@@ -228,6 +228,24 @@ func TestMaskbenchCommand(t *testing.T) {
 	assert.Contains(t, out, "invalidation errors 0 (0.0%)")
 }
 
+// TestMaskbenchBothEngines runs reins and llama.cpp on the same file in
+// one run and checks each gets its table, with the ratio of medians.
+func TestMaskbenchBothEngines(t *testing.T) {
+	f := t.TempDir() + "/one.json"
+	mb := `{"schema": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false},
+	        "tests": [{"data": {"a": 1}, "valid": true}, {"data": {"a": "x"}, "valid": false}]}`
+	require.NoError(t, os.WriteFile(f, []byte(mb), 0o644))
+	out, errOut, code := runCLI(t, "maskbench", "--engine", "reins,llamacpp", "--vocab", shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"), f)
+	require.Equal(t, 0, code, errOut)
+	reinsPart, llamaPart, ok := strings.Cut(out, "engine llamacpp")
+	require.True(t, ok, out)
+	assert.Contains(t, reinsPart, "passing 1 (100.0%)")
+	assert.Contains(t, llamaPart, "schemas 1")
+	assert.Contains(t, llamaPart, "TBM p50: llamacpp / reins =")
+	_, errOut, code = runCLI(t, "maskbench", "--engine", "xgrammar", f)
+	assert.Equal(t, 2, code, errOut)
+}
+
 func TestGenerateWithSchema(t *testing.T) {
 	sf := t.TempDir() + "/s.json"
 	schema := `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}, "n": {"type": "integer", "minimum": 0, "maximum": 99}}, "required": ["name", "n"], "additionalProperties": false}`

@@ -5,13 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 
 	"time"
+
+	ollamallama "github.com/ollama/ollama/llama"
 
 	"github.com/reins-go/reins/backends/llama"
 	"github.com/reins-go/reins/decode"
@@ -22,6 +26,7 @@ import (
 
 // maskbenchResult is one schema's outcome, one line of --out.
 type maskbenchResult struct {
+	Engine        string    `json:"engine"`
 	File          string    `json:"file"`
 	Status        string    `json:"status"` // pass, compile_error, validation_error, invalidation_error, timeout
 	Error         string    `json:"error,omitempty"`
@@ -37,12 +42,12 @@ type maskbenchResult struct {
 func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("maskbench", flag.ContinueOnError)
 	vocabPath := fs.String("vocab", "../shared/vocab/ggml-vocab-llama-bpe.gguf", "GGUF vocabulary (MaskBench uses Llama-3's)")
-	engine := fs.String("engine", "reins", "engine: reins (llamacpp is not implemented yet)")
+	engineList := fs.String("engine", "reins", "engine: reins, llamacpp (llama.cpp's json_schema_to_grammar and grammar engine), or both comma-separated to compare them in one run")
 	out := fs.String("out", "", "write one JSON line per schema to this file")
 	limit := fs.Duration("timeout", 30*time.Second, "per-schema time limit; a schema that exceeds it counts as a timeout")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: reins maskbench [--vocab F] [--engine reins] [--out results.jsonl] PATHS...")
+		fmt.Fprintln(fs.Output(), "Usage: reins maskbench [--vocab F] [--engine reins|llamacpp|reins,llamacpp] [--out results.jsonl] PATHS...")
 		fs.PrintDefaults()
 	}
 	paths, err := parse(fs, args)
@@ -52,8 +57,11 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return usagef("maskbench takes MaskBench files or folders")
 	}
-	if *engine != "reins" {
-		return usagef("--engine %s: only reins is implemented so far", *engine)
+	engines := strings.Split(*engineList, ",")
+	for _, e := range engines {
+		if e != "reins" && e != "llamacpp" {
+			return usagef("--engine %s: want reins, llamacpp or both", e)
+		}
 	}
 	files, err := maskbenchFiles(paths)
 	if err != nil {
@@ -88,27 +96,159 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var results []maskbenchResult
-	start := time.Now()
-	for i, f := range files {
-		fmt.Fprintf(stderr, "\r%d/%d schemas", i+1, len(files))
-		r := maskbenchOne(f, v, trie, tok, *limit)
-		results = append(results, r)
-		if jsonl != nil {
-			if err := jsonl.Encode(r); err != nil {
-				return err
+	var tbmP50 []float64
+	for _, engine := range engines {
+		var eng maskEngine = reinsEngine{v: v, trie: trie}
+		if engine == "llamacpp" {
+			eng = newLlamaEngine(v)
+		}
+		var results []maskbenchResult
+		start := time.Now()
+		for i, f := range files {
+			fmt.Fprintf(stderr, "\r%s: %d/%d schemas", engine, i+1, len(files))
+			r := maskbenchOne(f, eng, v, tok, *limit)
+			r.Engine = engine
+			results = append(results, r)
+			if jsonl != nil {
+				if err := jsonl.Encode(r); err != nil {
+					return err
+				}
 			}
 		}
+		fmt.Fprintln(stderr)
+		if len(engines) > 1 {
+			fmt.Fprintf(stdout, "engine %s\n", engine)
+		}
+		tbmP50 = append(tbmP50, printMaskbench(stdout, results, time.Since(start)))
 	}
-	fmt.Fprintln(stderr)
-	printMaskbench(stdout, results, time.Since(start))
+	if len(engines) == 2 && tbmP50[0] > 0 {
+		fmt.Fprintf(stdout, "\nTBM p50: %s / %s = %.0f×\n", engines[1], engines[0], tbmP50[1]/tbmP50[0])
+	}
 	return nil
+}
+
+// maskEngine compiles a schema into a session that masks and advances,
+// so that engines run the same protocol on the same tokens.
+type maskEngine interface {
+	compile(schema []byte) (maskSession, error)
+}
+
+// maskSession is one compiled schema's state.
+type maskSession interface {
+	fillMask(mask []uint32)
+	advance(tok int) error
+	reset() error
+	close()
+}
+
+// reinsEngine is reins' JSON Schema compiler and automaton.
+type reinsEngine struct {
+	v    *decode.Vocab
+	trie *decode.TokenTrie
+}
+
+type reinsSession struct{ m *decode.Matcher }
+
+func (e reinsEngine) compile(schema []byte) (maskSession, error) {
+	g, err := jsonschema.Compile(schema, jsonschema.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p, err := grammar.Compile(g)
+	if err != nil {
+		return nil, err
+	}
+	a, err := decode.NewAutomaton(p, e.v, e.trie)
+	if err != nil {
+		return nil, err
+	}
+	return reinsSession{a.NewMatcher()}, nil
+}
+
+func (s reinsSession) fillMask(mask []uint32) { s.m.FillMask(mask) }
+func (s reinsSession) advance(tok int) error  { return s.m.Advance(tok) }
+func (s reinsSession) reset() error           { s.m.Reset(); return nil }
+func (s reinsSession) close()                 {}
+
+// llamaEngine is llama.cpp's json_schema_to_grammar and grammar engine,
+// through github.com/ollama/ollama/llama, on the same vocabulary.
+type llamaEngine struct {
+	ids    []uint32
+	pieces []string
+	eog    []int32
+	data   []ollamallama.TokenData
+}
+
+func newLlamaEngine(v *decode.Vocab) *llamaEngine {
+	e := &llamaEngine{ids: make([]uint32, v.Len()), pieces: make([]string, v.Len()), data: make([]ollamallama.TokenData, v.Len())}
+	for id := range v.Len() {
+		e.ids[id] = uint32(id)
+		if k := v.Kind(id); !k.Special() && k != decode.KindUnused {
+			e.pieces[id] = string(v.Bytes(id))
+		}
+	}
+	for _, id := range v.EOG() {
+		e.eog = append(e.eog, int32(id))
+	}
+	return e
+}
+
+type llamaSession struct {
+	e       *llamaEngine
+	grammar string
+	g       *ollamallama.Grammar
+}
+
+func (e *llamaEngine) compile(schema []byte) (maskSession, error) {
+	gbnf := ollamallama.SchemaToGrammar(schema)
+	if gbnf == nil {
+		return nil, fmt.Errorf("llama.cpp's json_schema_to_grammar refused the schema")
+	}
+	s := &llamaSession{e: e, grammar: string(gbnf)}
+	return s, s.reset()
+}
+
+func (s *llamaSession) reset() error {
+	if s.g != nil {
+		s.g.Free()
+	}
+	s.g = ollamallama.NewGrammar(s.grammar, s.e.ids, s.e.pieces, s.e.eog)
+	if s.g == nil {
+		return fmt.Errorf("llama.cpp refused its own grammar")
+	}
+	return nil
+}
+
+func (s *llamaSession) fillMask(mask []uint32) {
+	data := s.e.data
+	for i := range data {
+		data[i] = ollamallama.TokenData{ID: int32(i)}
+	}
+	s.g.Apply(data)
+	clear(mask)
+	for i, d := range data {
+		if !math.IsInf(float64(d.Logit), -1) {
+			mask[i/32] |= 1 << (i % 32)
+		}
+	}
+}
+
+// advance accepts a token the mask allowed (llama.cpp aborts on others).
+func (s *llamaSession) advance(tok int) error {
+	s.g.Accept(int32(tok))
+	return nil
+}
+
+func (s *llamaSession) close() {
+	if s.g != nil {
+		s.g.Free()
+	}
 }
 
 // maskbenchOne runs one schema file: compile (TTFM includes the first
 // mask), then for every test instance serialise it as Python does,
 // tokenize it, and mask and advance token by token.
-func maskbenchOne(path string, v *decode.Vocab, trie *decode.TokenTrie, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
+func maskbenchOne(path string, eng maskEngine, v *decode.Vocab, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
 	r := maskbenchResult{File: filepath.Base(path)}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -128,21 +268,14 @@ func maskbenchOne(path string, v *decode.Vocab, trie *decode.TokenTrie, tok *lla
 	}
 	deadline := time.Now().Add(limit)
 	t0 := time.Now()
-	g, err := jsonschema.Compile(mb.Schema, jsonschema.Options{})
-	var a *decode.Automaton
-	if err == nil {
-		var p *grammar.Prog
-		if p, err = grammar.Compile(g); err == nil {
-			a, err = decode.NewAutomaton(p, v, trie)
-		}
-	}
+	m, err := eng.compile(mb.Schema)
 	if err != nil {
 		r.Status, r.Error = "compile_error", err.Error()
 		return r
 	}
+	defer m.close()
 	mask := make([]uint32, decode.MaskWords(v.Len()))
-	m := a.NewMatcher()
-	m.FillMask(mask)
+	m.fillMask(mask)
 	r.TTFMMicros = float64(time.Since(t0).Nanoseconds()) / 1000
 	for _, test := range mb.Tests {
 		text, err := pyjson.Dumps(test.Data)
@@ -153,7 +286,10 @@ func maskbenchOne(path string, v *decode.Vocab, trie *decode.TokenTrie, tok *lla
 		if err != nil {
 			continue
 		}
-		m.Reset()
+		if err := m.reset(); err != nil {
+			r.Status, r.Error = "compile_error", err.Error()
+			return r
+		}
 		accepted := true
 		for _, id := range append(ids, v.EOS()) {
 			if time.Now().After(deadline) {
@@ -161,14 +297,17 @@ func maskbenchOne(path string, v *decode.Vocab, trie *decode.TokenTrie, tok *lla
 				return r
 			}
 			t := time.Now()
-			m.FillMask(mask)
+			m.fillMask(mask)
 			r.TBMMicros = append(r.TBMMicros, float64(time.Since(t).Nanoseconds())/1000)
 			r.Tokens++
 			if mask[id/32]&(1<<(id%32)) == 0 {
 				accepted = false
 				break
 			}
-			if err := m.Advance(id); err != nil {
+			if v.IsEOG(id) {
+				break // the end was allowed: nothing follows
+			}
+			if err := m.advance(id); err != nil {
 				r.Status, r.Error = "compile_error", "internal: mask and Advance disagree: "+err.Error()
 				return r
 			}
@@ -191,7 +330,8 @@ func maskbenchOne(path string, v *decode.Vocab, trie *decode.TokenTrie, tok *lla
 	return r
 }
 
-func printMaskbench(w io.Writer, rs []maskbenchResult, took time.Duration) {
+// printMaskbench prints the published table and returns the TBM median.
+func printMaskbench(w io.Writer, rs []maskbenchResult, took time.Duration) float64 {
 	var tbm, ttfm []float64
 	count := map[string]int{}
 	for _, r := range rs {
@@ -215,11 +355,16 @@ func printMaskbench(w io.Writer, rs []maskbenchResult, took time.Duration) {
 		fmt.Fprintf(w, "%-5s %9.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %10.1f\n", name, sum/float64(len(xs)), q(0.25), q(0.5), q(0.75), q(0.9), q(0.95), q(0.99), q(0.999), xs[len(xs)-1])
 	}
 	fmt.Fprintf(w, "%-5s %9s %8s %8s %8s %8s %8s %9s %9s %10s   (µs)\n", "", "avg", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max")
+	p50 := 0.0
+	if len(tbm) > 0 {
+		sorted := slices.Sorted(slices.Values(tbm))
+		p50 = sorted[len(sorted)/2]
+	}
 	row("TBM", tbm)
 	row("TTFM", ttfm)
 	n := len(rs)
 	pct := func(k int) string { return fmt.Sprintf("%d (%.1f%%)", k, 100*float64(k)/float64(max(n, 1))) }
 	fmt.Fprintf(w, "\ntokens %d, schemas %d, passing %s, compile errors %s, validation errors %s, invalidation errors %s, timeouts %s; %v\n",
 		len(tbm), n, pct(count["pass"]), pct(count["compile_error"]), pct(count["validation_error"]), pct(count["invalidation_error"]), pct(count["timeout"]), took.Round(time.Second))
-
+	return p50
 }
