@@ -59,9 +59,8 @@ type Automaton struct {
 // stateMask is what a parser state allows, as far as it can be known
 // from the state alone.
 type stateMask struct {
-	acc []uint32   // accepted in any context
-	cd  *TokenTrie // to check against the actual context
-	nCD int
+	acc []uint32  // accepted in any context
+	cd  *subtrees // to check against the actual context
 }
 
 // stateMask returns the cached masks of the matcher's current state,
@@ -84,7 +83,7 @@ func (a *Automaton) stateMask(p *grammar.Parser, sigBuf []uint32) (*stateMask, [
 		return e, sigBuf
 	}
 	e = &stateMask{acc: make([]uint32, MaskWords(a.vocab.Len()))}
-	var cd []int
+	var cd []int32
 	s0 := a.dfa.Start(p)
 	walk := a.trie
 	for _, sl := range walk.slices {
@@ -94,10 +93,9 @@ func (a *Automaton) stateMask(p *grammar.Parser, sigBuf []uint32) (*stateMask, [
 			break
 		}
 	}
-	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(tok int32) { cd = append(cd, int(tok)) })
+	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(node int32) { cd = append(cd, node) })
 	if len(cd) > 0 {
-		e.cd = newTokenTrie(a.vocab, cd)
-		e.nCD = len(cd)
+		e.cd = &subtrees{t: walk, roots: cd}
 	}
 	a.mu.Lock()
 	if a.masks == nil {
@@ -214,7 +212,7 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	clear(mask[copy(mask, e.acc):])
 	if e.cd != nil {
 		m.mask = mask
-		e.cd.Walk(m.p, m.allow)
+		e.cd.walk(m.a.vocab, m.p, m.allow)
 	}
 	m.p.WaitingTokenSets(func(set int) {
 		for i, w := range m.a.tokenSets[set] {

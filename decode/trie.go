@@ -186,9 +186,10 @@ func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
 
 // walkDFA walks the trie with a parser's local automaton from state s0
 // and sorts tokens into those it accepts (acc) and those whose fate
-// depends on context below s0's step (cd): the ones refused only after
-// the walk reached the end of a rule that began earlier.
-func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc, cd func(tok int32)) {
+// depends on context below s0's step: the subtrees refused only after
+// the walk reached the end of a rule that began earlier, reported by
+// their root node (cd).
+func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc func(tok int32), cd func(node int32)) {
 	st := make([]int32, t.maxDepth+1)
 	tainted := make([]bool, t.maxDepth+1)
 	st[0] = s0
@@ -197,13 +198,10 @@ func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc, cd func(tok int3
 		parent := int(n.depth) - 1
 		next, taint := d.Step(st[parent], n.b)
 		if next < 0 {
-			end := p + int(n.size)
 			if tainted[parent] {
-				for _, tok := range t.toks[n.tokStart:t.nodes[end-1].tokEnd] {
-					cd(tok)
-				}
+				cd(int32(p))
 			}
-			p = end
+			p += int(n.size)
 			continue
 		}
 		st[parent+1], tainted[parent+1] = next, tainted[parent] || taint
@@ -212,4 +210,71 @@ func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc, cd func(tok int3
 		}
 		p++
 	}
+}
+
+// subtrees is a set of subtrees of a trie, by root node, in trie order:
+// the tokens a state mask leaves to be checked against the context.
+type subtrees struct {
+	t     *TokenTrie
+	roots []int32
+}
+
+// walk calls allow for every token of the subtrees whose whole byte
+// string w accepts. It pushes the path to each root (the first bytes of
+// any of its tokens), keeping what the previous root's path shares with
+// it, and walks the subtree as Walk does.
+func (s *subtrees) walk(v *Vocab, w ByteWalker, allow func(tok int32)) {
+	t := s.t
+	var path []byte // the bytes pushed
+	refused := -1   // the byte w refused after path, if any
+	for _, r := range s.roots {
+		root := &t.nodes[r]
+		// A subtree's first token (at tokStart, as the trie was built)
+		// spells the path to it.
+		want := v.Bytes(int(t.toks[root.tokStart]))[:root.depth-1]
+		common := 0
+		for common < len(path) && common < len(want) && path[common] == want[common] {
+			common++
+		}
+		if refused >= 0 && common == len(path) && len(want) > common && int(want[common]) == refused {
+			continue // goes through the byte just refused
+		}
+		w.Pop(len(path) - common)
+		path, refused = path[:common], -1
+		for _, b := range want[common:] {
+			if !w.Push(b) {
+				refused = int(b)
+				break
+			}
+			path = append(path, b)
+		}
+		if refused >= 0 {
+			continue
+		}
+		t.walkRange(w, int(r), int(r)+int(root.size), int(root.depth)-1, allow)
+	}
+	w.Pop(len(path))
+}
+
+// walkRange walks nodes [from, to) (whole subtrees) whose parent is at
+// depth base, as Walk does, and leaves w as it found it.
+func (t *TokenTrie) walkRange(w ByteWalker, from, to, base int, allow func(tok int32)) {
+	depth := base
+	for p := from; p < to; {
+		n := &t.nodes[p]
+		if d := int(n.depth) - 1; depth > d {
+			w.Pop(depth - d)
+			depth = d
+		}
+		if !w.Push(n.b) {
+			p += int(n.size)
+			continue
+		}
+		depth++
+		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
+			allow(tok)
+		}
+		p++
+	}
+	w.Pop(depth - base)
 }

@@ -47,6 +47,7 @@ type LocalDFA struct {
 	index  map[string]int32
 	// scratch for building a state
 	items []dfaItem
+	keys  []uint64
 	seen  keySet
 	key   []byte
 	taint bool
@@ -200,28 +201,27 @@ func (d *LocalDFA) close() {
 // Only byte and call items are kept: the others neither consume bytes
 // nor are looked up by completions.
 func (d *LocalDFA) intern() int32 {
-	items := d.items[:0]
+	keys := d.keys[:0]
 	for _, it := range d.items {
 		if op := d.prog.Inst[it.pc].Op; op == InstByte || op == InstCall {
-			items = append(items, it)
+			keys = append(keys, it.key())
 		}
 	}
-	slices.SortFunc(items, func(a, b dfaItem) int {
-		if a.pc != b.pc {
-			return int(a.pc) - int(b.pc)
-		}
-		return int(a.origin) - int(b.origin)
-	})
+	slices.Sort(keys)
+	d.keys = keys
 	d.key = d.key[:0]
-	for _, it := range items {
-		d.key = binary.LittleEndian.AppendUint32(d.key, it.pc)
-		d.key = binary.LittleEndian.AppendUint32(d.key, uint32(it.origin))
+	for _, k := range keys {
+		d.key = binary.LittleEndian.AppendUint64(d.key, k)
 	}
 	if id, ok := d.index[string(d.key)]; ok {
 		return id
 	}
 	id := int32(len(d.states))
-	d.states = append(d.states, dfaState{items: slices.Clone(items)})
+	items := make([]dfaItem, len(keys))
+	for i, k := range keys {
+		items[i] = dfaItem{pc: uint32(k >> 32), origin: int32(uint32(k))}
+	}
+	d.states = append(d.states, dfaState{items: items})
 	d.index[string(d.key)] = id
 	return id
 }
