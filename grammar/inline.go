@@ -3,7 +3,7 @@ package grammar
 // inlineBudget bounds how much inlining may grow a grammar, in
 // (estimated) instructions: a grammar may grow to twice its size, or to
 // inlineBudget when that is more.
-const inlineBudget = 50000
+const inlineBudget = 10000
 
 // inline returns g's rules with every rule that is not the start rule and
 // does not refer to itself replaced, at each reference, by its body;

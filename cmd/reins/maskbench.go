@@ -32,6 +32,7 @@ type maskbenchResult struct {
 	Error         string    `json:"error,omitempty"`
 	TTFMMicros    float64   `json:"ttfm_us,omitempty"`
 	TBMMicros     []float64 `json:"-"`
+	MaxTBMMicros  float64   `json:"tbm_max_us,omitempty"` // the slowest mask, to find pathological schemas
 	Tokens        int       `json:"tokens"`
 	Invalidations int       `json:"invalidations,omitempty"`
 	ValidRefused  int       `json:"valid_refused,omitempty"`
@@ -298,7 +299,9 @@ func maskbenchOne(path string, eng maskEngine, v *decode.Vocab, tok *llama.Token
 			}
 			t := time.Now()
 			m.fillMask(mask)
-			r.TBMMicros = append(r.TBMMicros, float64(time.Since(t).Nanoseconds())/1000)
+			us := float64(time.Since(t).Nanoseconds()) / 1000
+			r.TBMMicros = append(r.TBMMicros, us)
+			r.MaxTBMMicros = max(r.MaxTBMMicros, us)
 			r.Tokens++
 			if mask[id/32]&(1<<(id%32)) == 0 {
 				accepted = false

@@ -78,16 +78,36 @@ var annotations = map[string]bool{
 	"contentSchema": true, "$anchor": true, "$vocabulary": true,
 }
 
-// Compile compiles a JSON Schema document. It supports exactly: boolean
-// schemas; type (one or several); enum and const; properties, required
-// and additionalProperties (absent, true, false or a schema); items
-// (a schema, or in older drafts an array), prefixItems, additionalItems,
-// minItems and maxItems; minLength and maxLength (code points); pattern
-// (unanchored, as the specification says); minimum, maximum,
-// exclusiveMinimum and exclusiveMaximum for integers; anyOf; oneOf when
-// its branches are of different types; $ref to pointers within the
-// document (recursion allowed); nullable (OpenAPI); and the annotations
-// (title, description, default, ...). Any other keyword is an *Error.
+// Compile compiles a JSON Schema document (drafts 4 to 2020-12; santhosh-
+// tekuri/jsonschema checks it first). It supports, exactly or within the
+// subset the package documentation describes:
+//
+//   - boolean schemas; type (one or several); nullable (OpenAPI);
+//   - enum and const (values filtered through the rest of the schema;
+//     objects and arrays as values are refused);
+//   - properties, required (a required property not listed takes the
+//     additionalProperties schema), additionalProperties (absent, true,
+//     false or a schema), minProperties 0 or 1, patternProperties when
+//     additionalProperties is false and the patterns share one schema;
+//   - items (a schema, or an array in older drafts), prefixItems,
+//     additionalItems, minItems, maxItems;
+//   - minLength and maxLength (code points, at most 10,000); pattern
+//     (ECMAScript, unanchored as the specification says; \s is taken as
+//     Go's space and \S as not ECMAScript's, so both readings agree);
+//   - format: date-time, date, time, duration, email, hostname, ipv4,
+//     uuid, uri, uri-reference (see formats); formats the validator does
+//     not know are annotations;
+//   - minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft 4's
+//     boolean forms too) for integers and numbers, exact;
+//   - anyOf; oneOf when no value can satisfy two branches (different
+//     types, different enum values, or a required property fixed to
+//     different values); allOf and sibling keywords merged where exact;
+//   - $ref to pointers within the document, recursion allowed;
+//   - the annotations (title, description, default, ...).
+//
+// A subschema no value satisfies drops the optional property or anyOf
+// branch it belongs to. Any other keyword is an *Error naming it and its
+// JSON pointer.
 func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if opts.MaxWhitespace == 0 {
 		opts.MaxWhitespace = 16

@@ -3,14 +3,32 @@
 //
 // The rule that matters most: a schema that cannot be compiled exactly
 // is an error naming the keyword and its JSON pointer, never silently
-// widened. This package covers a core of keywords exactly and refuses
-// the rest; see Compile for the list.
+// widened. Where exactness would need more than a grammar can say, the
+// compiler keeps to a documented subset of the valid texts (narrower,
+// never wider) or refuses; see Compile for the keywords.
 //
-// Output conventions, which the grammar enforces: object properties come
-// in the order the schema lists them, then any additional properties;
-// strings use the canonical encoding (characters as they are; \", \\ and
-// control characters escaped, short forms where JSON has them); numbers
-// as JSON writes them. Whitespace is flexible (runs of up to
-// Options.MaxWhitespace spaces, tabs and newlines between tokens) or, with
-// Compact, none.
+// Output conventions, which the grammar enforces:
+//
+//   - Property order. An object that lists at most 6 properties takes
+//     them in any order, each at most once, with additional properties
+//     (where allowed) anywhere among them. A larger object takes its
+//     listed properties in the order the schema writes them (merged ones,
+//     from allOf or siblings, in order of first appearance), then the
+//     additional ones. Required properties are never skipped.
+//   - Strings: any character or JSON escape, except that pattern, format
+//     and additional-property-name strings use the canonical encoding
+//     (characters as they are; ", \ and control characters escaped, with
+//     the short forms where JSON has them), so that the pattern or the
+//     exclusion of listed names is judged on the decoded text exactly.
+//     Lengths count code points (escaped surrogate pairs are left out of
+//     bounded strings, so a count is never off).
+//   - Numbers as JSON writes them; numbers with bounds without an
+//     exponent, compared exactly as decimals; "-0" is left out of bounded
+//     ranges.
+//   - Whitespace: flexible (runs of at most Options.MaxWhitespace spaces,
+//     tabs and newlines between tokens) or, with Compact, none.
+//
+// For generation, Options.Bounded gives what the schema leaves open a
+// bound (strings, arrays, number digits, free JSON depth), so that a
+// sampled output always ends by itself.
 package jsonschema
