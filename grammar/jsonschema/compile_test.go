@@ -69,6 +69,18 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"a": 1}`, `{"b": "x", "c": null}`, `{"a": "1", "c": null}`, `{"a": 1, "c": null, "b": 2}`},
 		},
 		{
+			name:    "a larger object in any order, names may repeat",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {}, "c": {}, "d": {}, "e": {}, "f": {}, "g": {"type": "string"}}, "required": ["g"], "additionalProperties": false}`,
+			valid:   []string{`{"g": "x"}`, `{"f": 1, "a": 2, "g": "x"}`, `{"a": 1, "g": "x", "a": 2}`},
+			invalid: []string{`{"a": 1}`, `{"g": "x", "h": 1}`, `{"g": 1}`},
+		},
+		{
+			name:    "hostnames",
+			schema:  `{"type": "string", "format": "hostname"}`,
+			valid:   []string{`"my-proxy.com"`, `"a.b-c.d"`, `"x1"`},
+			invalid: []string{`"-a.com"`, `"a-.com"`, `"a..b"`, `"a_b.com"`},
+		},
+		{
 			name:    "a small object without additional properties",
 			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "additionalProperties": false}`,
 			valid:   []string{`{}`, `{"b": "x"}`, `{"b": "x", "a": 1}`},

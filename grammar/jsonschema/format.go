@@ -11,10 +11,10 @@ import (
 // grammar huge, the expression keeps to the narrower side:
 //
 //   - time: no leap second (23:59:60 is valid only at some offsets).
-//   - hostname: at most 8 labels of at most 30 characters, so that the
+//   - hostname: at most 8 labels of at most 29 characters, so that the
 //     whole stays under 253; no label begins or ends with a hyphen, or
-//     has one third (which keeps out IDNA's "xn--" labels and the
-//     reserved "??--" ones, whose rules a grammar cannot check).
+//     has hyphens third and fourth (which keeps out IDNA's "xn--" labels
+//     and the reserved "??--" ones, whose rules a grammar cannot check).
 //   - email: a dot-atom local part (at most 64 characters: up to 4 atoms
 //     of at most 16) at a hostname of at most 4 such labels; no quoted
 //     local parts or address literals.
@@ -36,7 +36,8 @@ var formats = func() map[string]string {
 		mm      = `[0-5][0-9]`
 		time    = hh + `:` + mm + `:` + mm + `(?:\.[0-9]+)?(?:[Zz]|[+-]` + hh + `:` + mm + `)`
 		alnum   = `[A-Za-z0-9]`
-		label   = alnum + `(?:` + alnum + `|[A-Za-z0-9-]` + alnum + `|[A-Za-z0-9-]` + alnum + `[A-Za-z0-9-]{0,26}` + alnum + `)?`
+		anyc    = `[A-Za-z0-9-]`
+		label   = alnum + `(?:` + alnum + `|` + anyc + alnum + `|` + anyc + anyc + alnum + `|` + anyc + `(?:` + alnum + anyc + `|-` + alnum + `)` + anyc + `{0,24}` + alnum + `)?`
 		host    = label + `(?:\.` + label + `){0,7}`
 		atext   = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
 		octet   = `(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])`

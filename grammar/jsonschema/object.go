@@ -164,7 +164,12 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
 	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
-		return c.anyOrder(names, members, required, more, nonEmpty), nil
+		return c.anyOrder(names, members, required, more, nonEmpty, true), nil
+	}
+	if !c.opts.Bounded && countRequired(members, names, required) <= anyOrderMax {
+		// Larger objects: any order too, repeats allowed; generation
+		// (Bounded) keeps the schema's order instead, without repeats.
+		return c.anyOrder(names, members, required, more, nonEmpty, false), nil
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
 	// With minProperties 1, first[len] (no listed member written) needs an
@@ -274,6 +279,16 @@ func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []
 // order: tracking which were written takes a rule per subset.
 const anyOrderMax = 6
 
+func countRequired(members []*grammar.Node, names []string, required map[string]bool) int {
+	n := 0
+	for i, m := range members {
+		if m != nil && required[names[i]] {
+			n++
+		}
+	}
+	return n
+}
+
 func countPresent(members []*grammar.Node) int {
 	n := 0
 	for _, m := range members {
@@ -285,10 +300,13 @@ func countPresent(members []*grammar.Node) int {
 }
 
 // anyOrder compiles an object whose listed members may come in any
-// order, each at most once, with additional members (more, if allowed)
-// anywhere: a rule per set of members written, which ends only once
-// the required ones are in.
-func (c *compiler) anyOrder(names []string, members []*grammar.Node, required map[string]bool, more *grammar.Node, nonEmpty bool) *grammar.Node {
+// order, with additional members (more, if allowed) anywhere. With
+// once, each member comes at most once: a rule per set of members
+// written. Without, only the required members are tracked, a rule per
+// set of them, and the others may repeat: JSON leaves duplicate names
+// to the reader, and the validator (as Go's and Python's decoders) keeps
+// the last, which satisfies its schema like every other.
+func (c *compiler) anyOrder(names []string, members []*grammar.Node, required map[string]bool, more *grammar.Node, nonEmpty, once bool) *grammar.Node {
 	var idx []int // members that can be present
 	for i, m := range members {
 		if m != nil {
@@ -296,20 +314,25 @@ func (c *compiler) anyOrder(names []string, members []*grammar.Node, required ma
 		}
 	}
 	memberRule := make([]*grammar.Node, len(idx))
+	bit := make([]uint, len(idx)) // the member's bit in a set, or 0 when untracked
+	var need uint
+	tracked := 0
 	for k, i := range idx {
 		memberRule[k] = c.rule(members[i])
-	}
-	var need uint
-	for k, i := range idx {
-		if required[names[i]] {
-			need |= 1 << k
+		if once || required[names[i]] {
+			bit[k] = 1 << tracked
+			tracked++
+			if required[names[i]] {
+				need |= bit[k]
+			}
 		}
 	}
 	ws := c.ws()
 	sep := grammar.Seq(ws, lit(","), ws)
-	full := uint(1)<<len(idx) - 1
-	// after[set]: what may follow once the members in set, and at least
-	// one member, were written. Rules are named first, bodies filled after.
+	full := uint(1)<<tracked - 1
+	// after[set]: what may follow once the tracked members in set, and
+	// at least one member, were written. Rules are named first, bodies
+	// filled after.
 	after := make([]*grammar.Node, full+1)
 	at := make([]int, full+1)
 	for set := range full + 1 {
@@ -319,8 +342,8 @@ func (c *compiler) anyOrder(names []string, members []*grammar.Node, required ma
 	for set := range full + 1 {
 		var alts []*grammar.Node
 		for k := range idx {
-			if set&(1<<k) == 0 {
-				alts = append(alts, grammar.Seq(sep, memberRule[k], after[set|1<<k]))
+			if set&bit[k] == 0 || bit[k] == 0 {
+				alts = append(alts, grammar.Seq(sep, memberRule[k], after[set|bit[k]]))
 			}
 		}
 		if more != nil {
@@ -333,7 +356,7 @@ func (c *compiler) anyOrder(names []string, members []*grammar.Node, required ma
 	}
 	var first []*grammar.Node
 	for k := range idx {
-		first = append(first, grammar.Seq(memberRule[k], after[1<<k]))
+		first = append(first, grammar.Seq(memberRule[k], after[bit[k]]))
 	}
 	if more != nil {
 		first = append(first, grammar.Seq(more, after[0]))
