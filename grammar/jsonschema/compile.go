@@ -882,9 +882,6 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		if !ok {
 			return nil, c.errorf(ptr, "pattern", "must be a string")
 		}
-		if min > 0 || max >= 0 {
-			return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is not supported")
-		}
 		goPat, err := ecmaToGo(pat)
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)
@@ -892,6 +889,9 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		n, err := regex.Lower(goPat, true)
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)
+		}
+		if !lengthsWithin(n, min, max) {
+			return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them")
 		}
 		n, err = jsonEncode(n)
 		if err != nil {
@@ -908,12 +908,13 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 			// an annotation only: nothing to compile
 		case !supported:
 			return nil, c.errorf(ptr, "format", "format %q is not supported", name)
-		case min > 0 || max >= 0:
-			return nil, c.errorf(ptr, "format", "format together with length bounds is not supported")
 		default:
 			n, err := regex.Lower(re, false)
 			if err != nil {
 				return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
+			}
+			if !lengthsWithin(n, min, max) {
+				return nil, c.errorf(ptr, "format", "format %q together with length bounds is supported only where its strings all have lengths within them", name)
 			}
 			n, err = jsonEncode(n)
 			if err != nil {

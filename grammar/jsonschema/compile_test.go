@@ -75,6 +75,30 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"a": 1}`, `{"g": "x", "h": 1}`, `{"g": 1}`},
 		},
 		{
+			name:    "length bounds a pattern already implies",
+			schema:  `{"type": "string", "pattern": "^[a-z]{2,4}$", "minLength": 1, "maxLength": 4}`,
+			valid:   []string{`"ab"`, `"abcd"`},
+			invalid: []string{`"a"`, `"abcde"`, `"AB"`},
+		},
+		{
+			name:    "length bounds a format already implies",
+			schema:  `{"type": "string", "format": "date", "maxLength": 10}`,
+			valid:   []string{`"2024-02-29"`},
+			invalid: []string{`"2023-02-29"`, `"2024-1-01"`},
+		},
+		{
+			name:    "dependencies (dependentRequired)",
+			schema:  `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"card": {"type": "string"}, "address": {"type": "string"}, "name": {}}, "dependencies": {"card": ["address"]}}`,
+			valid:   []string{`{}`, `{"name": 1}`, `{"address": "x"}`, `{"card": "1", "address": "x"}`, `{"address": "x", "card": "1"}`},
+			invalid: []string{`{"card": "1"}`, `{"card": "1", "name": 2}`},
+		},
+		{
+			name:    "dependentRequired in a larger object",
+			schema:  `{"type": "object", "properties": {"a": {}, "b": {}, "c": {}, "d": {}, "e": {}, "f": {}, "g": {}}, "dependentRequired": {"a": ["g"]}}`,
+			valid:   []string{`{"b": 1}`, `{"a": 1, "b": 2, "g": 3}`, `{"g": 1, "a": 2}`},
+			invalid: []string{`{"a": 1}`, `{"a": 1, "b": 2, "c": 3}`},
+		},
+		{
 			name:    "hostnames",
 			schema:  `{"type": "string", "format": "hostname"}`,
 			valid:   []string{`"my-proxy.com"`, `"a.b-c.d"`, `"x1"`},
@@ -168,6 +192,11 @@ func TestRefusals(t *testing.T) {
 	}{
 		{`{"type": "string", "pattern": "[\\S]"}`, "#", "pattern"},
 		{`{"type": "object", "minProperties": 2}`, "#", "minProperties"},
+		{`{"properties": {"a": {}}, "dependencies": {"a": {"required": ["b"]}}}`, "#/dependencies", "a"},
+		{`{"properties": {"a": {}}, "dependentRequired": {"a": ["zz"]}}`, "#/dependentRequired", "a"},
+		{`{"type": "string", "pattern": "^[a-z]{2,4}$", "maxLength": 3}`, "#", "pattern"},
+		{`{"type": "string", "pattern": "a", "maxLength": 3}`, "#", "pattern"},
+		{`{"type": "string", "format": "date-time", "maxLength": 30}`, "#", "format"},
 		{`{"patternProperties": {"^a": {"type": "string"}}}`, "#", "patternProperties"},
 		{`{"properties": {"ab": {}}, "patternProperties": {"^a": {"type": "string"}}, "additionalProperties": false}`, "#/patternProperties/^a", ""},
 		{`{"oneOf": [{"type": "number"}, {"type": "integer"}]}`, "#", "oneOf"},

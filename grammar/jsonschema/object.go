@@ -69,7 +69,7 @@ func escapePointer(s string) string {
 // schema order (required ones mandatory), then additional properties
 // when allowed.
 func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	for _, kw := range []string{"propertyNames", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"} {
+	for _, kw := range []string{"propertyNames", "maxProperties", "dependentSchemas", "unevaluatedProperties"} {
 		if _, ok := s[kw]; ok {
 			return nil, c.errorf(ptr, kw, "not supported")
 		}
@@ -163,13 +163,22 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	} else if extra != nil {
 		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
 	}
-	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
-		return c.anyOrder(names, members, required, more, nonEmpty, true), nil
+	deps, err := c.dependencies(s, ptr, handled, names)
+	if err != nil {
+		return nil, err
 	}
-	if !c.opts.Bounded && countRequired(members, names, required) <= anyOrderMax {
+	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty}
+	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
+		o.once = true
+		return c.anyOrder(o), nil
+	}
+	if !c.opts.Bounded && o.tracked() <= anyOrderMax {
 		// Larger objects: any order too, repeats allowed; generation
 		// (Bounded) keeps the schema's order instead, without repeats.
-		return c.anyOrder(names, members, required, more, nonEmpty, false), nil
+		return c.anyOrder(o), nil
+	}
+	if len(deps) > 0 {
+		return nil, c.errorf(ptr, "dependencies", "dependent properties in an object of more than %d properties are not supported when generating", anyOrderMax)
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
 	// With minProperties 1, first[len] (no listed member written) needs an
@@ -279,16 +288,6 @@ func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []
 // order: tracking which were written takes a rule per subset.
 const anyOrderMax = 6
 
-func countRequired(members []*grammar.Node, names []string, required map[string]bool) int {
-	n := 0
-	for i, m := range members {
-		if m != nil && required[names[i]] {
-			n++
-		}
-	}
-	return n
-}
-
 func countPresent(members []*grammar.Node) int {
 	n := 0
 	for _, m := range members {
@@ -299,33 +298,91 @@ func countPresent(members []*grammar.Node) int {
 	return n
 }
 
+// objectShape is what anyOrder needs of an object schema.
+type objectShape struct {
+	names    []string
+	members  []*grammar.Node // per name; nil when never present
+	required map[string]bool
+	deps     map[string][]string // dependentRequired: name -> names
+	more     *grammar.Node       // one additional member, or nil
+	nonEmpty bool                // minProperties 1
+	once     bool                // each member at most once
+}
+
+// isTracked reports whether anyOrder must remember that member i was
+// written.
+func (o *objectShape) isTracked(i int) bool {
+	if o.once || o.required[o.names[i]] || len(o.deps[o.names[i]]) > 0 {
+		return true
+	}
+	for _, ds := range o.deps {
+		if slices.Contains(ds, o.names[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// tracked counts the members anyOrder remembers.
+func (o *objectShape) tracked() int {
+	n := 0
+	for i, m := range o.members {
+		if m != nil && o.isTracked(i) {
+			n++
+		}
+	}
+	return n
+}
+
 // anyOrder compiles an object whose listed members may come in any
-// order, with additional members (more, if allowed) anywhere. With
-// once, each member comes at most once: a rule per set of members
-// written. Without, only the required members are tracked, a rule per
-// set of them, and the others may repeat: JSON leaves duplicate names
-// to the reader, and the validator (as Go's and Python's decoders) keeps
-// the last, which satisfies its schema like every other.
-func (c *compiler) anyOrder(names []string, members []*grammar.Node, required map[string]bool, more *grammar.Node, nonEmpty, once bool) *grammar.Node {
+// order, with additional members (if allowed) anywhere: a rule per set
+// of tracked members written, which may end once the required ones, and
+// the dependents of those written, are in. With once, every member is
+// tracked and comes at most once. Without, only the required members and
+// those in dependencies are, and the others may repeat: JSON leaves
+// duplicate names to the reader, and the validator (as Go's and Python's
+// decoders) keeps the last, which satisfies its schema like every other.
+func (c *compiler) anyOrder(o objectShape) *grammar.Node {
 	var idx []int // members that can be present
-	for i, m := range members {
+	for i, m := range o.members {
 		if m != nil {
 			idx = append(idx, i)
 		}
 	}
 	memberRule := make([]*grammar.Node, len(idx))
 	bit := make([]uint, len(idx)) // the member's bit in a set, or 0 when untracked
+	bitOf := map[string]uint{}
 	var need uint
 	tracked := 0
 	for k, i := range idx {
-		memberRule[k] = c.rule(members[i])
-		if once || required[names[i]] {
+		memberRule[k] = c.rule(o.members[i])
+		if o.isTracked(i) {
 			bit[k] = 1 << tracked
+			bitOf[o.names[i]] = bit[k]
 			tracked++
-			if required[names[i]] {
+			if o.required[o.names[i]] {
 				need |= bit[k]
 			}
 		}
+	}
+	// canEnd: the required members are in, and for each member written
+	// that has dependents, they are in too (a dependent that is never
+	// present makes its member impossible).
+	canEnd := func(set uint) bool {
+		if set&need != need {
+			return false
+		}
+		for name, ds := range o.deps {
+			if set&bitOf[name] == 0 || bitOf[name] == 0 {
+				continue
+			}
+			for _, d := range ds {
+				if b, ok := bitOf[d]; !ok || set&b == 0 {
+					return false
+				}
+			}
+		}
+		return true
 	}
 	ws := c.ws()
 	sep := grammar.Seq(ws, lit(","), ws)
@@ -346,10 +403,10 @@ func (c *compiler) anyOrder(names []string, members []*grammar.Node, required ma
 				alts = append(alts, grammar.Seq(sep, memberRule[k], after[set|bit[k]]))
 			}
 		}
-		if more != nil {
-			alts = append(alts, grammar.Seq(sep, more, after[set]))
+		if o.more != nil {
+			alts = append(alts, grammar.Seq(sep, o.more, after[set]))
 		}
-		if set&need == need {
+		if canEnd(set) {
 			alts = append(alts, &grammar.Node{Op: grammar.OpEmpty})
 		}
 		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
@@ -358,13 +415,53 @@ func (c *compiler) anyOrder(names []string, members []*grammar.Node, required ma
 	for k := range idx {
 		first = append(first, grammar.Seq(memberRule[k], after[bit[k]]))
 	}
-	if more != nil {
-		first = append(first, grammar.Seq(more, after[0]))
+	if o.more != nil {
+		first = append(first, grammar.Seq(o.more, after[0]))
 	}
-	if need == 0 && !nonEmpty {
+	if canEnd(0) && !o.nonEmpty {
 		first = append(first, &grammar.Node{Op: grammar.OpEmpty})
 	}
 	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}"))
+}
+
+// dependencies reads dependentRequired, or the array form of draft 4-7's
+// dependencies: when a property is present, others must be. Dependents
+// must be listed properties; schema dependencies are refused.
+func (c *compiler) dependencies(s map[string]any, ptr string, handled map[string]bool, names []string) (map[string][]string, error) {
+	deps := map[string][]string{}
+	for _, kw := range []string{"dependentRequired", "dependencies"} {
+		v, ok := s[kw]
+		if !ok {
+			continue
+		}
+		handled[kw] = true
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, c.errorf(ptr, kw, "must be an object")
+		}
+		for name, d := range m {
+			list, ok := d.([]any)
+			if !ok {
+				return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "schema dependencies are not supported")
+			}
+			for _, x := range list {
+				dep, ok := x.(string)
+				if !ok {
+					return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "must list property names")
+				}
+				if !slices.Contains(names, dep) {
+					return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "dependent property %q is not in properties: not supported", dep)
+				}
+				deps[name] = append(deps[name], dep)
+			}
+		}
+	}
+	for name := range deps {
+		if !slices.Contains(names, name) {
+			return nil, c.errorf(ptr, "dependencies", "property %q with dependents is not in properties: not supported", name)
+		}
+	}
+	return deps, nil
 }
 
 // propertyOrder returns the names of props in the order the schema

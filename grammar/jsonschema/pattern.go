@@ -3,6 +3,8 @@ package jsonschema
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reins-go/reins/grammar"
 )
 
 // ecmaSpace is ECMAScript's \s as the body of a Go character class:
@@ -55,4 +57,65 @@ func ecmaToGo(pat string) (string, error) {
 		b.WriteByte(c)
 	}
 	return b.String(), nil
+}
+
+// lengthsWithin reports whether every string of n (a grammar over code
+// points, without references) has between min and max code points (max
+// -1: no bound): then length bounds beside a pattern or format say
+// nothing more, and the pair is exact without an intersection.
+func lengthsWithin(n *grammar.Node, min, max int) bool {
+	lo, hi := lengthRange(n)
+	return lo >= min && (max < 0 || (hi >= 0 && hi <= max))
+}
+
+// lengthRange returns the shortest and longest lengths, in code points,
+// of n's strings (hi -1: unbounded).
+func lengthRange(n *grammar.Node) (lo, hi int) {
+	add := func(a, b int) int {
+		if a < 0 || b < 0 {
+			return -1
+		}
+		return a + b
+	}
+	switch n.Op {
+	case grammar.OpEmpty:
+		return 0, 0
+	case grammar.OpLit:
+		return len(n.Runes), len(n.Runes)
+	case grammar.OpClass:
+		return 1, 1
+	case grammar.OpSeq:
+		for _, s := range n.Subs {
+			l, h := lengthRange(s)
+			lo, hi = lo+l, add(hi, h)
+		}
+		return lo, hi
+	case grammar.OpAlt:
+		lo = -1
+		for _, s := range n.Subs {
+			l, h := lengthRange(s)
+			if lo < 0 || l < lo {
+				lo = l
+			}
+			if hi >= 0 && (h < 0 || h > hi) {
+				hi = h
+			}
+		}
+		return max(lo, 0), hi
+	case grammar.OpRepeat:
+		l, h := lengthRange(n.Subs[0])
+		lo = l * n.Min
+		switch {
+		case n.Max < 0 && h != 0:
+			hi = -1
+		case n.Max < 0:
+			hi = 0
+		case h < 0:
+			hi = -1
+		default:
+			hi = h * n.Max
+		}
+		return lo, hi
+	}
+	return 0, -1 // anything else: no bound known
 }
