@@ -206,6 +206,9 @@ type compiler struct {
 	validator *santhosh.Schema
 	order     map[string][]string // object keys in schema order, by pointer
 	orderPtrs []string            // the pointers of order, in document order
+	// presence is a oneOf of required lists for the next objectType to
+	// enforce (see presenceOneOf); objectType takes it and clears it.
+	presence [][]string
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
@@ -313,6 +316,17 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 		return nil, err
 	}
 	handled["type"], handled["nullable"] = true, true
+	if sets, ok := presenceOneOf(s["oneOf"]); ok {
+		// oneOf of required lists: exactly one list is fully present.
+		// Every branch holds for a value that is not an object, so with
+		// two or more branches only objects remain.
+		handled["oneOf"] = true
+		if !slices.Contains(types, "object") {
+			return nil, c.emptyf(ptr, "oneOf", "no value satisfies exactly one branch")
+		}
+		types = []string{"object"}
+		c.presence = sets
+	}
 	// Keywords of types the schema excludes constrain nothing.
 	for t, kws := range typeKeywords {
 		if t == "integer" || slices.Contains(types, t) || (t == "number" && slices.Contains(types, "integer")) {
@@ -337,7 +351,7 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 	// anyOf / oneOf combine with the rest only when the rest says nothing.
 	for _, kw := range []string{"anyOf", "oneOf"} {
 		sub, ok := s[kw]
-		if !ok {
+		if !ok || (kw == "oneOf" && handled[kw]) {
 			continue
 		}
 		handled[kw] = true

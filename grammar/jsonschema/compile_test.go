@@ -135,6 +135,18 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"kind": "b"}`, `{"kind": "d", "y": "s"}`, `{}`},
 		},
 		{
+			name:    "oneOf of objects one of which forbids what the other requires",
+			schema:  `{"oneOf": [{"type": "object", "properties": {"src": {"type": "string"}}, "required": ["src"], "additionalProperties": false}, {"type": "object", "properties": {"from": {"type": "string"}}, "required": ["from"]}]}`,
+			valid:   []string{`{"src": "a"}`, `{"from": "b"}`, `{"from": "b", "x": 1}`, `{"src": "a", "from": "b"}`},
+			invalid: []string{`{}`, `{"src": 1}`, `"src"`},
+		},
+		{
+			name:    "oneOf of required lists: exactly one holds",
+			schema:  `{"type": "object", "properties": {"radius": {"type": "number"}, "length": {"type": "number"}, "width": {"type": "number"}}, "oneOf": [{"required": ["radius"]}, {"required": ["length", "width"]}]}`,
+			valid:   []string{`{"radius": 1}`, `{"width": 2, "length": 1}`, `{"radius": 1, "length": 2}`},
+			invalid: []string{`{}`, `{"length": 1}`, `{"radius": 1, "length": 2, "width": 3}`, `{"radius": "1"}`},
+		},
+		{
 			name:    "oneOf of disjoint enums",
 			schema:  `{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["c", null]}]}`,
 			valid:   []string{`"a"`, `null`},

@@ -69,6 +69,8 @@ func escapePointer(s string) string {
 // schema order (required ones mandatory), then additional properties
 // when allowed.
 func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	presence := c.presence
+	c.presence = nil
 	for _, kw := range []string{"propertyNames", "maxProperties", "dependentSchemas", "unevaluatedProperties"} {
 		if _, ok := s[kw]; ok {
 			return nil, c.errorf(ptr, kw, "not supported")
@@ -167,7 +169,14 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	if err != nil {
 		return nil, err
 	}
-	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty}
+	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty, presence: presence}
+	for _, set := range presence {
+		for _, name := range set {
+			if !slices.Contains(names, name) {
+				return nil, c.errorf(ptr, "oneOf", "required property %q of a branch is not in properties: not supported", name)
+			}
+		}
+	}
 	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
 		o.once = true
 		return c.anyOrder(o), nil
@@ -177,8 +186,8 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		// (Bounded) keeps the schema's order instead, without repeats.
 		return c.anyOrder(o), nil
 	}
-	if len(deps) > 0 {
-		return nil, c.errorf(ptr, "dependencies", "dependent properties in an object of more than %d properties are not supported when generating", anyOrderMax)
+	if len(deps) > 0 || len(presence) > 0 {
+		return nil, c.errorf(ptr, "dependencies", "dependent properties or a oneOf of required lists in an object of more than %d properties are not supported here", anyOrderMax)
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after.
 	// With minProperties 1, first[len] (no listed member written) needs an
@@ -307,6 +316,7 @@ type objectShape struct {
 	more     *grammar.Node       // one additional member, or nil
 	nonEmpty bool                // minProperties 1
 	once     bool                // each member at most once
+	presence [][]string          // a oneOf of required lists: exactly one holds
 }
 
 // isTracked reports whether anyOrder must remember that member i was
@@ -314,6 +324,11 @@ type objectShape struct {
 func (o *objectShape) isTracked(i int) bool {
 	if o.once || o.required[o.names[i]] || len(o.deps[o.names[i]]) > 0 {
 		return true
+	}
+	for _, set := range o.presence {
+		if slices.Contains(set, o.names[i]) {
+			return true
+		}
 	}
 	for _, ds := range o.deps {
 		if slices.Contains(ds, o.names[i]) {
@@ -382,6 +397,21 @@ func (c *compiler) anyOrder(o objectShape) *grammar.Node {
 				}
 			}
 		}
+		if len(o.presence) > 0 {
+			holding := 0
+			for _, names := range o.presence {
+				all := true
+				for _, name := range names {
+					if b, ok := bitOf[name]; !ok || set&b == 0 {
+						all = false
+					}
+				}
+				if all {
+					holding++
+				}
+			}
+			return holding == 1
+		}
 		return true
 	}
 	ws := c.ws()
@@ -422,6 +452,44 @@ func (c *compiler) anyOrder(o objectShape) *grammar.Node {
 		first = append(first, &grammar.Node{Op: grammar.OpEmpty})
 	}
 	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}"))
+}
+
+// presenceOneOf recognises a oneOf whose branches only list required
+// properties, and returns the lists.
+func presenceOneOf(sub any) ([][]string, bool) {
+	list, ok := sub.([]any)
+	if !ok || len(list) < 2 {
+		return nil, false
+	}
+	var sets [][]string
+	for _, b := range list {
+		m, ok := b.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		var set []string
+		for k, v := range m {
+			if annotations[k] {
+				continue
+			}
+			if k != "required" {
+				return nil, false
+			}
+			names, ok := v.([]any)
+			if !ok {
+				return nil, false
+			}
+			for _, n := range names {
+				name, ok := n.(string)
+				if !ok {
+					return nil, false
+				}
+				set = append(set, name)
+			}
+		}
+		sets = append(sets, set)
+	}
+	return sets, true
 }
 
 // dependencies reads dependentRequired, or the array form of draft 4-7's

@@ -173,6 +173,11 @@ func (c *compiler) disjoint(a, b any) bool {
 			return true
 		}
 	}
+	// Objects only, and one requires a property the other forbids (no
+	// additional properties, not listed, no patterns).
+	if c.typesOf(a, 0)&c.typesOf(b, 0)&^tObject == 0 && (excludes(ma, mb) || excludes(mb, ma)) {
+		return true
+	}
 	// A tag: a property both require, with scalar values that differ.
 	propsA, _ := ma["properties"].(map[string]any)
 	propsB, _ := mb["properties"].(map[string]any)
@@ -187,6 +192,25 @@ func (c *compiler) disjoint(a, b any) bool {
 		va, okA := scalarSet(sa)
 		vb, okB := scalarSet(sb)
 		if okA && okB && !intersects(va, vb) {
+			return true
+		}
+	}
+	return false
+}
+
+// excludes reports whether object schema a forbids a property b
+// requires: a takes no additional properties, no pattern ones, and does
+// not list it.
+func excludes(a, b map[string]any) bool {
+	if ap, ok := a["additionalProperties"].(bool); !ok || ap {
+		return false
+	}
+	if _, ok := a["patternProperties"]; ok {
+		return false
+	}
+	props, _ := a["properties"].(map[string]any)
+	for _, name := range requiredOf(b) {
+		if _, listed := props[name]; !listed {
 			return true
 		}
 	}
