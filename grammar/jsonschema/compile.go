@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -809,7 +810,68 @@ func (c *compiler) stringNode(min, max int) *grammar.Node {
 	if bounded {
 		char = c.shared("_char1", func() *grammar.Node { return stringChar(true) })
 	}
+	switch {
+	case min > longRepeat:
+		return grammar.Seq(lit(`"`), c.logRepeat(char, "_char1", min, max), lit(`"`))
+	case max > longRepeat:
+		// Up to longRepeat characters unrolled in place, as usual; only a
+		// longer string goes on into the doubling rules, whose ends a
+		// local view cannot see past.
+		short := grammar.Repeat(char, min, longRepeat)
+		long := grammar.Seq(grammar.Repeat(char, longRepeat+1, longRepeat+1), c.logRepeat(char, "_char1", 0, max-longRepeat-1))
+		return grammar.Seq(lit(`"`), grammar.Alt(short, long), lit(`"`))
+	}
 	return grammar.Seq(lit(`"`), grammar.Repeat(char, min, max), lit(`"`))
+}
+
+// longRepeat is the count above which a bounded repetition of string
+// characters is built by doubling (logRepeat) rather than unrolled.
+const longRepeat = 10000
+
+// logRepeat is min to max (max -1: any) repetitions of the rule ref
+// named name, in rules of logarithmic number and size: exactly(n) is the
+// rules E_j (2^j copies: E_j = E_j-1 E_j-1) of n's binary digits, and
+// up to n is, with h n's highest bit, either fewer than 2^h (U_h:
+// fewer than 2^(h-1), or E_h-1 then fewer than 2^(h-1)) or E_h then
+// up to n - 2^h. Each length has one parse.
+func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *grammar.Node {
+	var e func(j int) *grammar.Node
+	e = func(j int) *grammar.Node {
+		if j == 0 {
+			return ref
+		}
+		return c.shared(fmt.Sprintf("%s_e%d", name, j), func() *grammar.Node { return grammar.Seq(e(j-1), e(j-1)) })
+	}
+	var u func(j int) *grammar.Node
+	u = func(j int) *grammar.Node {
+		if j == 0 {
+			return &grammar.Node{Op: grammar.OpEmpty}
+		}
+		return c.shared(fmt.Sprintf("%s_u%d", name, j), func() *grammar.Node {
+			return grammar.Alt(u(j-1), grammar.Seq(e(j-1), u(j-1)))
+		})
+	}
+	exactly := func(n int) *grammar.Node {
+		var subs []*grammar.Node
+		for j := 0; n > 0; j, n = j+1, n>>1 {
+			if n&1 == 1 {
+				subs = append(subs, e(j))
+			}
+		}
+		return grammar.Seq(subs...)
+	}
+	var upTo func(n int) *grammar.Node
+	upTo = func(n int) *grammar.Node {
+		if n == 0 {
+			return &grammar.Node{Op: grammar.OpEmpty}
+		}
+		h := bits.Len(uint(n)) - 1
+		return grammar.Alt(u(h), grammar.Seq(e(h), upTo(n-1<<h)))
+	}
+	if max < 0 {
+		return grammar.Seq(exactly(min), grammar.Repeat(ref, 0, -1))
+	}
+	return grammar.Seq(exactly(min), upTo(max-min))
 }
 
 // typed compiles the schema for one instance type.
@@ -862,9 +924,8 @@ func intOf(v any) (int, bool) {
 	return i, err == nil && i >= 0
 }
 
-// maxStringBound is the largest minLength or maxLength reins expands
-// (a bounded string compiles to one step per character).
-const maxStringBound = 10000
+// maxStringBound is the largest minLength or maxLength reins takes.
+const maxStringBound = 1 << 24
 
 func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
 	min, max := 0, -1

@@ -258,3 +258,27 @@ func TestBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestLogRepeat checks the doubling construction of long repetitions
+// against every length up to 70, for bounds small enough to check.
+func TestLogRepeat(t *testing.T) {
+	for _, b := range [][2]int{{0, 37}, {5, 64}, {13, 13}, {3, -1}, {0, 1}, {1, 2}, {0, 0}, {64, 65}} {
+		c := &compiler{rules: map[string]string{}, g: &grammar.Grammar{Start: "root"}}
+		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
+		c.g.Rules[0].Body = c.logRepeat(lit("a"), "_a", b[0], b[1])
+		p, err := grammar.Compile(c.g)
+		require.NoError(t, err)
+		for n := range 71 {
+			want := n >= b[0] && (b[1] < 0 || n <= b[1])
+			assert.Equal(t, want, acceptsText(p, strings.Repeat("a", n)), "{%d,%d} on %d", b[0], b[1], n)
+		}
+	}
+	// A long bound stays small: the first longRepeat characters unrolled,
+	// then the doubling rules.
+	g, err := Compile([]byte(`{"type": "string", "maxLength": 1000000}`), Options{})
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	assert.Less(t, len(p.Inst), 100000) // 10000 characters unrolled, then doubling rules
+	assert.True(t, acceptsText(p, `"`+strings.Repeat("x", 3000)+`"`))
+}
