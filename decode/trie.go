@@ -163,25 +163,7 @@ type ByteWalker interface {
 // and leaves w as it found it. It pushes each trie edge once, and skips
 // the subtree of an edge w refuses.
 func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
-
-	depth := 0
-	for p := 0; p < len(t.nodes); {
-		n := &t.nodes[p]
-		if d := int(n.depth) - 1; depth > d {
-			w.Pop(depth - d)
-			depth = d
-		}
-		if !w.Push(n.b) {
-			p += int(n.size)
-			continue
-		}
-		depth++
-		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
-			allow(tok)
-		}
-		p++
-	}
-	w.Pop(depth)
+	t.walkRange(w, 0, len(t.nodes), 0, allow)
 }
 
 // walkDFA walks the trie with a parser's local automaton from state s0
