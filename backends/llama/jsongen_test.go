@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/shared"
 )
@@ -43,7 +44,11 @@ func generationSchemas(t *testing.T) map[string][]byte {
 		if len(file.Schema) > 3000 || largeBound(file.Schema) {
 			continue
 		}
-		if _, err := jsonschema.Compile(file.Schema, jsonschema.Options{Bounded: true}); err != nil {
+		g, err := jsonschema.Compile(file.Schema, jsonschema.Options{Bounded: true})
+		if err != nil {
+			continue
+		}
+		if _, err := grammar.Compile(g); err != nil {
 			continue
 		}
 		out["maskbench/"+filepath.Base(mb[i])] = file.Schema

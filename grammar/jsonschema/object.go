@@ -179,12 +179,12 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	}
 	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
 		o.once = true
-		return c.anyOrder(o), nil
+		return c.anyOrder(o, ptr)
 	}
 	if !c.opts.Bounded && o.tracked() <= anyOrderMax {
 		// Larger objects: any order too, repeats allowed; generation
 		// (Bounded) keeps the schema's order instead, without repeats.
-		return c.anyOrder(o), nil
+		return c.anyOrder(o, ptr)
 	}
 	if len(deps) > 0 || len(presence) > 0 {
 		return nil, c.errorf(ptr, "dependencies", "dependent properties or a oneOf of required lists in an object of more than %d properties are not supported here", anyOrderMax)
@@ -357,7 +357,7 @@ func (o *objectShape) tracked() int {
 // those in dependencies are, and the others may repeat: JSON leaves
 // duplicate names to the reader, and the validator (as Go's and Python's
 // decoders) keeps the last, which satisfies its schema like every other.
-func (c *compiler) anyOrder(o objectShape) *grammar.Node {
+func (c *compiler) anyOrder(o objectShape, ptr string) (*grammar.Node, error) {
 	var idx []int // members that can be present
 	for i, m := range o.members {
 		if m != nil {
@@ -414,9 +414,19 @@ func (c *compiler) anyOrder(o objectShape) *grammar.Node {
 		}
 		return true
 	}
+	full := uint(1)<<tracked - 1
+	possible := false
+	for set := range full + 1 {
+		if canEnd(set) {
+			possible = true
+			break
+		}
+	}
+	if !possible {
+		return nil, c.emptyf(ptr, "required", "no set of properties satisfies required, dependencies and oneOf together")
+	}
 	ws := c.ws()
 	sep := grammar.Seq(ws, lit(","), ws)
-	full := uint(1)<<tracked - 1
 	// after[set]: what may follow once the tracked members in set, and
 	// at least one member, were written. Rules are named first, bodies
 	// filled after.
@@ -451,7 +461,7 @@ func (c *compiler) anyOrder(o objectShape) *grammar.Node {
 	if canEnd(0) && !o.nonEmpty {
 		first = append(first, &grammar.Node{Op: grammar.OpEmpty})
 	}
-	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}"))
+	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}")), nil
 }
 
 // presenceOneOf recognises a oneOf whose branches only list required
