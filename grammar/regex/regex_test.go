@@ -179,3 +179,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSearch checks search mode (JSON Schema's unanchored patterns)
+// against Go's MatchString on a few strings, both ways.
+func FuzzSearch(f *testing.F) {
+	for _, p := range []string{`^a$|^b`, `^(?:ab$|x)`, `x|^b$`, `a+b*`, `^$`, `[a-c]{2}$`} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, re string) {
+		n, err := Lower(re, true)
+		if err != nil {
+			return
+		}
+		p, err := grammar.Compile(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: n}}})
+		if err != nil {
+			return
+		}
+		goRE, err := regexp.Compile(re)
+		if err != nil {
+			return
+		}
+		for _, s := range []string{"", "a", "ab", "ba", "x", "abc", "\n", "aab"} {
+			if _, w := accepts(p, s); w != goRE.MatchString(s) {
+				t.Fatalf("%q on %q: grammar %v, Go %v", re, s, w, goRE.MatchString(s))
+			}
+		}
+	})
+}
