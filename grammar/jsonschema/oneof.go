@@ -77,7 +77,7 @@ func (c *compiler) deref(s any) map[string]any {
 	return nil
 }
 
-// types returns the instance types schema s can take (a superset).
+// typesOf returns the instance types schema s can take (a superset).
 func (c *compiler) typesOf(s any, depth int) typeBits {
 	m := c.deref(s)
 	if m == nil || depth > maxResolve {
