@@ -79,6 +79,11 @@ func Compile(g *Grammar) (*Prog, error) {
 	p := c.prog
 	p.Start = start
 	p.Rules = make([]ProgRule, len(rules))
+	est := len(rules)
+	for _, r := range rules {
+		est = min(est+unrolled(r.Body), MaxInst)
+	}
+	p.Inst = make([]Inst, 0, est) // one allocation, not a doubling chain
 	for i, r := range rules {
 		p.Rules[i].Name = r.Name
 		match := c.emit(Inst{Op: InstMatch, Arg: uint32(i)})
