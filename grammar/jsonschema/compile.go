@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"math/bits"
 	"slices"
@@ -85,7 +86,8 @@ var annotations = map[string]bool{
 //
 //   - boolean schemas; type (one or several); nullable (OpenAPI);
 //   - enum and const (values filtered through the rest of the schema;
-//     objects and arrays as values are refused);
+//     values are written as the schema writes them: object keys in its
+//     order, numbers in its spelling, a narrower subset of equal values);
 //   - properties, required (a required property not listed takes the
 //     additionalProperties schema), additionalProperties (absent, true,
 //     false or a schema), minProperties 0 or 1, patternProperties when
@@ -582,15 +584,19 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 		return nil, c.errorf(ptr, kw, "%v", err)
 	}
 	var alts []*grammar.Node
-	for _, v := range vals {
-		text, err := canonical(v)
+	for i, v := range vals {
+		text, err := json.Marshal(v) // for the validator: key order does not matter
 		if err != nil {
 			return nil, c.errorf(ptr, kw, "%v", err)
 		}
-		if sub != nil && validate(sub, []byte(text)) != nil {
+		if sub != nil && validate(sub, text) != nil {
 			continue
 		}
-		n, err := c.literal(v)
+		at := ptr + "/const"
+		if kw == "enum" {
+			at = fmt.Sprintf("%s/enum/%d", ptr, i)
+		}
+		n, err := c.literal(v, at)
 		if err != nil {
 			return nil, c.errorf(ptr, kw, "%v", err)
 		}
@@ -703,7 +709,31 @@ func escapeRune(r rune) string {
 
 // literal compiles one enum value: its canonical text, with flexible
 // whitespace inside arrays.
-func (c *compiler) literal(v any) (*grammar.Node, error) {
+func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
+	if obj, ok := v.(map[string]any); ok {
+		// An object literal: its keys in the order the schema writes them
+		// (the same value with keys in another order is refused, a
+		// narrower subset of the valid texts).
+		keys := c.order[ptr]
+		if len(keys) != len(obj) {
+			keys = slices.Sorted(maps.Keys(obj))
+		}
+		if len(keys) == 0 {
+			return grammar.Seq(lit("{"), c.ws(), lit("}")), nil
+		}
+		subs := []*grammar.Node{lit("{"), c.ws()}
+		for i, k := range keys {
+			if i > 0 {
+				subs = append(subs, c.ws(), lit(","), c.ws())
+			}
+			n, err := c.literal(obj[k], ptr+"/"+escapePointer(k))
+			if err != nil {
+				return nil, err
+			}
+			subs = append(subs, lit(quote(k)), c.ws(), lit(":"), c.ws(), n)
+		}
+		return grammar.Seq(append(subs, c.ws(), lit("}"))...), nil
+	}
 	if arr, ok := v.([]any); ok {
 		if len(arr) == 0 {
 			return grammar.Seq(lit("["), c.ws(), lit("]")), nil
@@ -713,7 +743,7 @@ func (c *compiler) literal(v any) (*grammar.Node, error) {
 			if i > 0 {
 				subs = append(subs, c.ws(), lit(","), c.ws())
 			}
-			n, err := c.literal(e)
+			n, err := c.literal(e, fmt.Sprintf("%s/%d", ptr, i))
 			if err != nil {
 				return nil, err
 			}

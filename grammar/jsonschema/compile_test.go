@@ -99,6 +99,12 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"a": 1}`, `{"a": 1, "b": 2, "c": 3}`},
 		},
 		{
+			name:    "objects in enum, keys as the schema writes them",
+			schema:  `{"enum": [{"b": 1, "a": [true, {"z": null}]}, "x", {}]}`,
+			valid:   []string{`{"b": 1, "a": [true, {"z": null}]}`, `{ "b" :1,"a":[ true,{"z":null} ] }`, `"x"`, `{}`},
+			invalid: []string{`{"b": 2, "a": [true, {"z": null}]}`, `{"b": 1}`, `{"b": 1, "a": [true, {"z": null}], "c": 0}`},
+		},
+		{
 			name:    "hostnames",
 			schema:  `{"type": "string", "format": "hostname"}`,
 			valid:   []string{`"my-proxy.com"`, `"a.b-c.d"`, `"x1"`},
