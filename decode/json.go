@@ -14,8 +14,8 @@ import (
 // to constrain generations to JSON that validates against it. It is
 // immutable and safe for concurrent use.
 type JSONSchema struct {
-	schema []byte
-	a      *Automaton
+	validator *jsonschema.Validator
+	a         *Automaton
 }
 
 // NewJSONSchema compiles schema (nil for any JSON value) with opts and
@@ -23,15 +23,16 @@ type JSONSchema struct {
 // opts.Bounded, so that every output ends by itself (see
 // jsonschema.Options).
 func NewJSONSchema(schema []byte, opts jsonschema.Options, v *Vocab, t *TokenTrie) (*JSONSchema, error) {
-	var g *grammar.Grammar
 	if schema == nil {
-		g = jsonschema.JSON(opts)
 		schema = []byte(`{}`)
-	} else {
-		var err error
-		if g, err = jsonschema.Compile(schema, opts); err != nil {
-			return nil, err
-		}
+	}
+	g, err := jsonschema.Compile(schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	validator, err := jsonschema.NewValidator(schema)
+	if err != nil {
+		return nil, err
 	}
 	p, err := grammar.Compile(g)
 	if err != nil {
@@ -41,7 +42,7 @@ func NewJSONSchema(schema []byte, opts jsonschema.Options, v *Vocab, t *TokenTri
 	if err != nil {
 		return nil, err
 	}
-	return &JSONSchema{schema: schema, a: a}, nil
+	return &JSONSchema{validator: validator, a: a}, nil
 }
 
 // Automaton returns the bound grammar, for Options.Constraint.
@@ -93,7 +94,7 @@ func (s *JSONSchema) CompleteN(ctx context.Context, b Backend, prompt string, n 
 			}
 			continue
 		}
-		if verr := jsonschema.Validate(s.schema, []byte(c.Text)); verr != nil {
+		if verr := s.validator.Validate([]byte(c.Text)); verr != nil {
 			err = fmt.Errorf("completion %d: reins bug: the constrained output fails the schema: %w", i, verr)
 		}
 	}

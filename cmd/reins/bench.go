@@ -80,23 +80,9 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	var instances, rejected, tokens, maxState, maxStateToks int
 	var maxStateAt string
 	var lg *ollamallama.Grammar
-	var ids []uint32
-	var pieces []string
-	var eog []int32
-	var data []ollamallama.TokenData
+	var le *llamaEngine // llama.cpp's view of the vocabulary
 	if *llamaTokens > 0 {
-		ids = make([]uint32, v.Len())
-		pieces = make([]string, v.Len())
-		for id := range v.Len() {
-			ids[id] = uint32(id)
-			if k := v.Kind(id); !k.Special() && k != decode.KindUnused {
-				pieces[id] = string(v.Bytes(id))
-			}
-		}
-		for _, id := range v.EOG() {
-			eog = append(eog, int32(id))
-		}
-		data = make([]ollamallama.TokenData, v.Len())
+		le = newLlamaEngine(v)
 	}
 	mask := make([]uint32, decode.MaskWords(v.Len()))
 	for fi, f := range files {
@@ -152,10 +138,11 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 			reinsNS = append(reinsNS, times...)
 			tokens += len(times)
 			if len(llamaNS) < *llamaTokens {
-				lg = ollamallama.NewGrammar(string(src), ids, pieces, eog)
+				lg = ollamallama.NewGrammar(string(src), le.ids, le.pieces, le.eog)
 				if lg == nil {
 					return fmt.Errorf("llama.cpp refused %s", *grammarFile)
 				}
+				data := le.data
 				for _, id := range toks {
 					for i := range data {
 						data[i] = ollamallama.TokenData{ID: int32(i)}

@@ -172,7 +172,11 @@ func (s reinsSession) reset() error           { s.m.Reset(); return nil }
 func (s reinsSession) close()                 {}
 
 // llamaEngine is llama.cpp's json_schema_to_grammar and grammar engine,
-// through github.com/ollama/ollama/llama, on the same vocabulary.
+// through github.com/ollama/ollama/llama, on the same vocabulary: its
+// token ids, pieces (empty for control, unknown and unused tokens, which
+// llama.cpp then refuses) and end-of-generation tokens, and a buffer of
+// one TokenData per token. bench-grammar shares its view of the
+// vocabulary.
 type llamaEngine struct {
 	ids    []uint32
 	pieces []string
@@ -358,13 +362,12 @@ func printMaskbench(w io.Writer, rs []maskbenchResult, took time.Duration) float
 		fmt.Fprintf(w, "%-5s %9.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %10.1f\n", name, sum/float64(len(xs)), q(0.25), q(0.5), q(0.75), q(0.9), q(0.95), q(0.99), q(0.999), xs[len(xs)-1])
 	}
 	fmt.Fprintf(w, "%-5s %9s %8s %8s %8s %8s %8s %9s %9s %10s   (µs)\n", "", "avg", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max")
+	row("TBM", tbm) // sorts tbm
+	row("TTFM", ttfm)
 	p50 := 0.0
 	if len(tbm) > 0 {
-		sorted := slices.Sorted(slices.Values(tbm))
-		p50 = sorted[len(sorted)/2]
+		p50 = tbm[len(tbm)/2]
 	}
-	row("TBM", tbm)
-	row("TTFM", ttfm)
 	n := len(rs)
 	pct := func(k int) string { return fmt.Sprintf("%d (%.1f%%)", k, 100*float64(k)/float64(max(n, 1))) }
 	fmt.Fprintf(w, "\ntokens %d, schemas %d, passing %s, compile errors %s, validation errors %s, invalidation errors %s, timeouts %s; %v\n",

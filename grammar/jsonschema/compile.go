@@ -124,15 +124,14 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
 	}
-	validator, err := newValidator(schema)
-	if err != nil {
+	if _, err := NewValidator(schema); err != nil { // a valid schema, first
 		return nil, err
 	}
 	order, orderPtrs, err := keyOrder(schema)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
-	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, validator: validator, order: order, orderPtrs: orderPtrs}
+	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, order: order, orderPtrs: orderPtrs}
 	if root, ok := doc.(map[string]any); ok {
 		if uri, ok := root["$schema"].(string); ok {
 			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
@@ -161,9 +160,15 @@ func JSON(opts Options) *grammar.Grammar {
 	return g
 }
 
-// newValidator compiles the schema with santhosh-tekuri/jsonschema,
-// which checks that it is a valid schema; remote references are refused.
-func newValidator(schema []byte) (*santhosh.Schema, error) {
+// Validator checks JSON texts against one schema with santhosh-tekuri/
+// jsonschema (formats asserted in every draft, remote references
+// refused): reins validates its own output with it. It is safe for
+// concurrent use.
+type Validator struct{ s *santhosh.Schema }
+
+// NewValidator compiles schema, which also checks that it is a valid
+// schema.
+func NewValidator(schema []byte) (*Validator, error) {
 	c := santhosh.NewCompiler()
 	c.AssertFormat = true // formats are assertions for reins, in every draft
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
@@ -176,37 +181,37 @@ func newValidator(schema []byte) (*santhosh.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: invalid schema: %w", err)
 	}
-	return s, nil
+	return &Validator{s}, nil
 }
 
-// Validate reports whether the JSON text instance is valid under schema,
-// using santhosh-tekuri/jsonschema: reins validates its own output with it.
-func Validate(schema, instance []byte) error {
-	v, err := newValidator(schema)
-	if err != nil {
-		return err
-	}
-	return validate(v, instance)
-}
-
-func validate(v *santhosh.Schema, instance []byte) error {
+// Validate reports whether the JSON text instance is valid.
+func (v *Validator) Validate(instance []byte) error {
 	var x any
 	dec := json.NewDecoder(bytes.NewReader(instance))
 	dec.UseNumber()
 	if err := dec.Decode(&x); err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
-	return v.Validate(x)
+	return v.s.Validate(x)
+}
+
+// Validate reports whether the JSON text instance is valid under schema
+// (see Validator; compile one to check many instances).
+func Validate(schema, instance []byte) error {
+	v, err := NewValidator(schema)
+	if err != nil {
+		return err
+	}
+	return v.Validate(instance)
 }
 
 type compiler struct {
 	doc       any
 	opts      Options
 	g         *grammar.Grammar
-	rules     map[string]string // pointer → rule name, for $ref targets
-	oldDraft  bool              // draft 4, 6 or 7: siblings of $ref are ignored
-	visited   int               // schema objects compiled, against maxSchemaNodes
-	validator *santhosh.Schema
+	rules     map[string]string   // pointer → rule name, for $ref targets
+	oldDraft  bool                // draft 4, 6 or 7: siblings of $ref are ignored
+	visited   int                 // schema objects compiled, against maxSchemaNodes
 	order     map[string][]string // object keys in schema order, by pointer
 	orderPtrs []string            // the pointers of order, in document order
 	// presence is a oneOf of required lists for the next objectType to
@@ -589,7 +594,7 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 		if err != nil {
 			return nil, c.errorf(ptr, kw, "%v", err)
 		}
-		if sub != nil && validate(sub, text) != nil {
+		if sub != nil && sub.Validate(text) != nil {
 			continue
 		}
 		at := ptr + "/const"
@@ -614,13 +619,13 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 // subValidator compiles the schema object s on its own, for checking
 // enum values; a schema with references cannot be taken out of its
 // document, so then enum must stand alone.
-func (c *compiler) subValidator(s map[string]any) (*santhosh.Schema, error) {
+func (c *compiler) subValidator(s map[string]any) (*Validator, error) {
 	for k := range s {
 		if k != "enum" && k != "const" && !annotations[k] {
 			if strings.Contains(mustJSON(s), `"$ref"`) {
 				return nil, fmt.Errorf("enum or const beside references is not supported")
 			}
-			return newValidator([]byte(mustJSON(s)))
+			return NewValidator([]byte(mustJSON(s)))
 		}
 	}
 	return nil, nil
@@ -634,42 +639,20 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// canonical returns the compact JSON text of a decoded value.
-func canonical(v any) (string, error) {
-	var b strings.Builder
-	if err := writeCanonical(&b, v); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-func writeCanonical(b *strings.Builder, v any) error {
+// canonical returns the canonical JSON text of a decoded scalar (null,
+// boolean, number as written, string); false for anything else.
+func canonical(v any) (string, bool) {
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("null")
+		return "null", true
 	case bool:
-		b.WriteString(strconv.FormatBool(x))
+		return strconv.FormatBool(x), true
 	case json.Number:
-		b.WriteString(x.String())
+		return x.String(), true
 	case string:
-		b.WriteString(quote(x))
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeCanonical(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		return fmt.Errorf("objects in enum or const are not supported")
-	default:
-		return fmt.Errorf("unexpected value %T", v)
+		return quote(x), true
 	}
-	return nil
+	return "", false
 }
 
 // quote is the canonical JSON encoding of s.
@@ -707,55 +690,51 @@ func escapeRune(r rune) string {
 	return string(r)
 }
 
-// literal compiles one enum value: its canonical text, with flexible
-// whitespace inside arrays.
+// literal compiles one enum value as the schema at ptr writes it:
+// scalars in canonical text, object keys in the schema's order (the same
+// value with keys in another order is refused, a narrower subset of the
+// valid texts), flexible whitespace between tokens.
 func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
-	if obj, ok := v.(map[string]any); ok {
-		// An object literal: its keys in the order the schema writes them
-		// (the same value with keys in another order is refused, a
-		// narrower subset of the valid texts).
+	var open, close string
+	var items []*grammar.Node
+	switch x := v.(type) {
+	case map[string]any:
+		open, close = "{", "}"
 		keys := c.order[ptr]
-		if len(keys) != len(obj) {
-			keys = slices.Sorted(maps.Keys(obj))
+		if len(keys) != len(x) {
+			keys = slices.Sorted(maps.Keys(x))
 		}
-		if len(keys) == 0 {
-			return grammar.Seq(lit("{"), c.ws(), lit("}")), nil
-		}
-		subs := []*grammar.Node{lit("{"), c.ws()}
-		for i, k := range keys {
-			if i > 0 {
-				subs = append(subs, c.ws(), lit(","), c.ws())
-			}
-			n, err := c.literal(obj[k], ptr+"/"+escapePointer(k))
+		for _, k := range keys {
+			n, err := c.literal(x[k], ptr+"/"+escapePointer(k))
 			if err != nil {
 				return nil, err
 			}
-			subs = append(subs, lit(quote(k)), c.ws(), lit(":"), c.ws(), n)
+			items = append(items, grammar.Seq(lit(quote(k)), c.ws(), lit(":"), c.ws(), n))
 		}
-		return grammar.Seq(append(subs, c.ws(), lit("}"))...), nil
-	}
-	if arr, ok := v.([]any); ok {
-		if len(arr) == 0 {
-			return grammar.Seq(lit("["), c.ws(), lit("]")), nil
-		}
-		subs := []*grammar.Node{lit("["), c.ws()}
-		for i, e := range arr {
-			if i > 0 {
-				subs = append(subs, c.ws(), lit(","), c.ws())
-			}
+	case []any:
+		open, close = "[", "]"
+		for i, e := range x {
 			n, err := c.literal(e, fmt.Sprintf("%s/%d", ptr, i))
 			if err != nil {
 				return nil, err
 			}
-			subs = append(subs, n)
+			items = append(items, n)
 		}
-		return grammar.Seq(append(subs, c.ws(), lit("]"))...), nil
+	default:
+		text, ok := canonical(v)
+		if !ok {
+			return nil, fmt.Errorf("unexpected value %T", v)
+		}
+		return lit(text), nil
 	}
-	text, err := canonical(v)
-	if err != nil {
-		return nil, err
+	subs := []*grammar.Node{lit(open), c.ws()}
+	for i, n := range items {
+		if i > 0 {
+			subs = append(subs, c.ws(), lit(","), c.ws())
+		}
+		subs = append(subs, n)
 	}
-	return lit(text), nil
+	return grammar.Seq(append(subs, c.ws(), lit(close))...), nil
 }
 
 // anyValue is any JSON value.

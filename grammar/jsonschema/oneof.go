@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -239,16 +240,14 @@ func scalarSet(m map[string]any) ([]string, bool) {
 	}
 	var out []string
 	for _, v := range vals {
-		switch v.(type) {
-		case nil, bool, string:
-			s, err := canonical(v)
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, s)
-		default:
+		if _, isNumber := v.(json.Number); isNumber {
 			return nil, false
 		}
+		s, ok := canonical(v)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
 	}
 	return out, true
 }
