@@ -97,7 +97,7 @@ var annotations = map[string]bool{
 //   - minLength and maxLength (code points, at most 10,000); pattern
 //     (ECMAScript, unanchored as the specification says; \s is taken as
 //     Go's space and \S as not ECMAScript's, so both readings agree);
-//   - format: date-time, date, time, duration, email, hostname, ipv4,
+//   - format: date-time, date, time, duration, email, hostname, ipv4, ipv6,
 //     uuid, uri, uri-reference (see formats); formats the validator does
 //     not know are annotations;
 //   - minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft 4's

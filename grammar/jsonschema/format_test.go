@@ -1,0 +1,95 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// sampleRegexp writes a random string of the language of re.
+func sampleRegexp(r *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
+	repeat := func(min, max int) {
+		if max < 0 {
+			max = min + 3
+		}
+		for range min + r.IntN(max-min+1) {
+			sampleRegexp(r, re.Sub[0], b)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+	case syntax.OpCharClass:
+		i := 2 * r.IntN(len(re.Rune)/2)
+		b.WriteRune(re.Rune[i] + rune(r.IntN(int(re.Rune[i+1]-re.Rune[i])+1)))
+	case syntax.OpCapture:
+		sampleRegexp(r, re.Sub[0], b)
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			sampleRegexp(r, s, b)
+		}
+	case syntax.OpAlternate:
+		sampleRegexp(r, re.Sub[r.IntN(len(re.Sub))], b)
+	case syntax.OpStar:
+		repeat(0, -1)
+	case syntax.OpPlus:
+		repeat(1, -1)
+	case syntax.OpQuest:
+		repeat(0, 1)
+	case syntax.OpRepeat:
+		repeat(re.Min, re.Max)
+	case syntax.OpEmptyMatch:
+	default:
+		panic("sampleRegexp: " + re.Op.String())
+	}
+}
+
+// TestFormatsWithinValidator samples every compiled format and checks
+// that the validator asserts each sample valid: the formats are narrower
+// than the validator, never wider.
+func TestFormatsWithinValidator(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for name, re := range formats {
+		t.Run(name, func(t *testing.T) {
+			v, err := NewValidator([]byte(`{"format": "` + name + `"}`))
+			require.NoError(t, err)
+			tree, err := syntax.Parse(re, syntax.Perl)
+			require.NoError(t, err)
+			for range 3000 {
+				var b strings.Builder
+				sampleRegexp(r, tree, &b)
+				text, _ := json.Marshal(b.String())
+				assert.NoError(t, v.Validate(text), "sample %s", text)
+			}
+		})
+	}
+}
+
+// TestIPv6 checks the ipv6 format on the forms RFC 4291 lists.
+func TestIPv6(t *testing.T) {
+	schema := `{"type": "string", "format": "ipv6"}`
+	g, err := Compile([]byte(schema), Options{})
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	full := regexp.MustCompile(`^` + formats["ipv6"] + `$`)
+	for _, s := range []string{"::", "::1", "1::", "fe80::1:2", "::ffff:1.2.3.4", "1:2:3:4:5:6:7:8",
+		"1:2:3:4:5:6:1.2.3.4", "1::8", "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8", "ABCD:ef01::", "1::2:3:4:5:6:7"} {
+		require.NoError(t, Validate([]byte(schema), []byte(`"`+s+`"`)), "test case wrong: %s", s)
+		assert.True(t, acceptsText(p, `"`+s+`"`), "valid %s refused", s)
+		assert.True(t, full.MatchString(s), s)
+	}
+	for _, s := range []string{"", ":", ":::", "1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7",
+		"::1.2.3", "::01.2.3.4", "g::", "1.2.3.4", "::1.2.3.4:1", "1:2:3:4:5:6:7:1.2.3.4"} {
+		require.Error(t, Validate([]byte(schema), []byte(`"`+s+`"`)), "test case wrong: %s", s)
+		assert.False(t, acceptsText(p, `"`+s+`"`), "invalid %s accepted", s)
+	}
+}
