@@ -16,6 +16,7 @@ import (
 type JSONSchema struct {
 	validator *jsonschema.Validator
 	a         *Automaton
+	relaxed   []string // opts.Relax: keywords the grammar does not enforce
 }
 
 // NewJSONSchema compiles schema (nil for any JSON value) with opts and
@@ -30,7 +31,7 @@ func NewJSONSchema(schema []byte, opts jsonschema.Options, v *Vocab, t *TokenTri
 	if err != nil {
 		return nil, err
 	}
-	validator, err := jsonschema.NewValidator(schema)
+	validator, err := jsonschema.NewValidator(schema, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func NewJSONSchema(schema []byte, opts jsonschema.Options, v *Vocab, t *TokenTri
 	if err != nil {
 		return nil, err
 	}
-	return &JSONSchema{validator: validator, a: a}, nil
+	return &JSONSchema{validator: validator, a: a, relaxed: opts.Relax}, nil
 }
 
 // Automaton returns the bound grammar, for Options.Constraint.
@@ -69,7 +70,9 @@ func (s *JSONSchema) Complete(ctx context.Context, b Backend, prompt string, opt
 // with the schema as the constraint), parses each, and validates it
 // against the schema. An output that stopped early (MaxTokens, the
 // context, a stop string) is an error that says so; an output that
-// fails validation would be a bug in reins, and the error says that.
+// fails validation would be a bug in reins, and the error says that,
+// unless opts.Relax dropped keywords from the grammar: then the error
+// names them.
 // The completions are returned with the error.
 func (s *JSONSchema) CompleteN(ctx context.Context, b Backend, prompt string, n int, opts Options) ([]*JSONCompletion, error) {
 	opts.Constraint = s.a.NewMatcher()
@@ -95,7 +98,11 @@ func (s *JSONSchema) CompleteN(ctx context.Context, b Backend, prompt string, n 
 			continue
 		}
 		if verr := s.validator.Validate([]byte(c.Text)); verr != nil {
-			err = fmt.Errorf("completion %d: reins bug: the constrained output fails the schema: %w", i, verr)
+			if len(s.relaxed) > 0 {
+				err = fmt.Errorf("completion %d: the output fails the schema, whose keywords %v the grammar did not enforce (Options.Relax): %w", i, s.relaxed, verr)
+			} else {
+				err = fmt.Errorf("completion %d: reins bug: the constrained output fails the schema: %w", i, verr)
+			}
 		}
 	}
 	return out, err

@@ -38,6 +38,55 @@ type Options struct {
 	// BoundedItems. The output still satisfies the schema. Patterns and
 	// formats keep their own shape.
 	Bounded bool
+	// BaseURI is the absolute URI the schema document was read from:
+	// relative $refs and $ids resolve against it. "" means
+	// DefaultBaseURI. A root $id overrides it, as the specification says.
+	BaseURI string
+	// Loader fetches the documents that $refs outside the schema name.
+	// Without one, such a reference is an *Error.
+	Loader Loader
+	// Relax lists keywords to compile as if they were absent, for a
+	// caller who wants output even where reins would refuse a keyword it
+	// cannot compile exactly: "uniqueItems", "contains" (with minContains
+	// and maxContains), "not", "if" (with then and else), "multipleOf",
+	// "minProperties", "maxProperties". The grammar is then wider than
+	// the schema: validate the output (decode.JSONSchema does, and
+	// reports a failure as such).
+	Relax []string
+}
+
+// relaxable are the keywords Options.Relax may name, with the keywords
+// that go with each.
+var relaxable = map[string][]string{
+	"uniqueItems": {"uniqueItems"}, "contains": {"contains", "minContains", "maxContains"}, "not": {"not"},
+	"if": {"if", "then", "else"}, "multipleOf": {"multipleOf"}, "minProperties": {"minProperties"},
+	"maxProperties": {"maxProperties"},
+}
+
+// relax returns s without the keywords Options.Relax drops.
+func (c *compiler) relax(s map[string]any) map[string]any {
+	var out map[string]any
+	for _, kw := range c.opts.Relax {
+		for _, k := range relaxable[kw] {
+			if _, ok := s[k]; ok {
+				if out == nil {
+					out = maps.Clone(s)
+				}
+				delete(out, k)
+			}
+		}
+	}
+	if out == nil {
+		return s
+	}
+	return out
+}
+
+func (o Options) baseURI() string {
+	if o.BaseURI == "" {
+		return DefaultBaseURI
+	}
+	return o.BaseURI
 }
 
 // The bounds of Options.Bounded.
@@ -118,20 +167,25 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if opts.MaxWhitespace < 0 {
 		return nil, fmt.Errorf("jsonschema: MaxWhitespace %d: want ≥ 0", opts.MaxWhitespace)
 	}
+	for _, kw := range opts.Relax {
+		if _, ok := relaxable[kw]; !ok {
+			return nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
+		}
+	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
 	}
-	if _, err := NewValidator(schema); err != nil { // a valid schema, first
+	if _, err := NewValidator(schema, opts); err != nil { // a valid schema, first
 		return nil, err
 	}
-	order, orderPtrs, err := keyOrder(schema)
+	refs, err := newRefs(doc, schema, opts.baseURI(), opts.Loader)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
-	c := &compiler{doc: doc, opts: opts, rules: map[string]string{}, order: order, orderPtrs: orderPtrs}
+	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs}
 	if root, ok := doc.(map[string]any); ok {
 		if uri, ok := root["$schema"].(string); ok {
 			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
@@ -167,17 +221,26 @@ func JSON(opts Options) *grammar.Grammar {
 type Validator struct{ s *santhosh.Schema }
 
 // NewValidator compiles schema, which also checks that it is a valid
-// schema.
-func NewValidator(schema []byte) (*Validator, error) {
+// schema. Of opts, only BaseURI and Loader count: they resolve
+// references as Compile does.
+func NewValidator(schema []byte, opts Options) (*Validator, error) {
 	c := santhosh.NewCompiler()
 	c.AssertFormat = true // formats are assertions for reins, in every draft
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("remote $ref %s refused", url)
+		if opts.Loader == nil {
+			return nil, fmt.Errorf("remote $ref %s refused: no Options.Loader", url)
+		}
+		data, err := opts.Loader(url)
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(data)), nil
 	}
-	if err := c.AddResource("schema.json", bytes.NewReader(schema)); err != nil {
+	base := opts.baseURI()
+	if err := c.AddResource(base, bytes.NewReader(schema)); err != nil {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}
-	s, err := c.Compile("schema.json")
+	s, err := c.Compile(base)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: invalid schema: %w", err)
 	}
@@ -196,9 +259,10 @@ func (v *Validator) Validate(instance []byte) error {
 }
 
 // Validate reports whether the JSON text instance is valid under schema
-// (see Validator; compile one to check many instances).
+// (see Validator; compile one to check many instances). References
+// outside the schema are refused.
 func Validate(schema, instance []byte) error {
-	v, err := NewValidator(schema)
+	v, err := NewValidator(schema, Options{})
 	if err != nil {
 		return err
 	}
@@ -206,14 +270,12 @@ func Validate(schema, instance []byte) error {
 }
 
 type compiler struct {
-	doc       any
-	opts      Options
-	g         *grammar.Grammar
-	rules     map[string]string   // pointer → rule name, for $ref targets
-	oldDraft  bool                // draft 4, 6 or 7: siblings of $ref are ignored
-	visited   int                 // schema objects compiled, against maxSchemaNodes
-	order     map[string][]string // object keys in schema order, by pointer
-	orderPtrs []string            // the pointers of order, in document order
+	opts     Options
+	g        *grammar.Grammar
+	rules    map[string]string // pointer → rule name, for $ref targets
+	oldDraft bool              // draft 4, 6 or 7: siblings of $ref are ignored
+	visited  int               // schema objects compiled, against maxSchemaNodes
+	refs     *refs             // $ref targets; object keys in schema order
 	// presence is a oneOf of required lists for the next objectType to
 	// enforce (see presenceOneOf); objectType takes it and clears it.
 	presence [][]string
@@ -276,10 +338,11 @@ func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
 }
 
 func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
-	s, err := c.flatten(s, ptr)
+	s, err := c.flatten(c.relax(s), ptr)
 	if err != nil {
 		return nil, err
 	}
+	s = c.relax(s)
 	keys := make([]string, 0, len(s))
 	for k := range s {
 		keys = append(keys, k)
@@ -304,9 +367,6 @@ func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
 			return nil, c.errorf(ptr, "$ref", "must be a string")
 		}
 		return c.ref(r, ptr)
-	}
-	if _, ok := s["$id"]; ok && ptr != "#" {
-		return nil, c.errorf(ptr, "$id", "an $id below the root is not supported")
 	}
 	// Enum and const: literals, filtered by the whole schema.
 	if e, ok := s["enum"]; ok {
@@ -496,10 +556,10 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 // ref compiles a reference to a JSON pointer within the document as a
 // rule, so that recursive schemas become recursive rules.
 func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
-	if !strings.HasPrefix(r, "#") {
-		return nil, c.errorf(ptr, "$ref", "only references within the document (#...) are supported, not %q", r)
+	target, err := c.refs.locate(r)
+	if err != nil {
+		return nil, c.errorf(ptr, "$ref", "%v", err)
 	}
-	target := r
 	if name, ok := c.rules[target]; ok {
 		return grammar.Ref(name), nil
 	}
@@ -507,7 +567,7 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 		c.rules[target] = "root"
 		return grammar.Ref("root"), nil
 	}
-	node, err := resolve(c.doc, target)
+	node, err := c.refs.resolve(target)
 	if err != nil {
 		return nil, c.errorf(ptr, "$ref", "%v", err)
 	}
@@ -522,61 +582,6 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	}
 	c.g.Rules[at].Body = body
 	return grammar.Ref(name), nil
-}
-
-// resolve follows a JSON pointer fragment ("#/a/b") in doc.
-func resolve(doc any, ref string) (any, error) {
-	p := strings.TrimPrefix(ref, "#")
-	if p == "" {
-		return doc, nil
-	}
-	if !strings.HasPrefix(p, "/") {
-		return nil, fmt.Errorf("reference %q: anchors are not supported, only JSON pointers", ref)
-	}
-	cur := doc
-	for _, part := range strings.Split(p[1:], "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		if u, err := unescapeURI(part); err == nil {
-			part = u
-		}
-		switch x := cur.(type) {
-		case map[string]any:
-			v, ok := x[part]
-			if !ok {
-				return nil, fmt.Errorf("reference %q: no %q", ref, part)
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, fmt.Errorf("reference %q: bad index %q", ref, part)
-			}
-			cur = x[i]
-		default:
-			return nil, fmt.Errorf("reference %q: cannot descend into a %T", ref, cur)
-		}
-	}
-	return cur, nil
-}
-
-func unescapeURI(s string) (string, error) {
-	if !strings.Contains(s, "%") {
-		return s, nil
-	}
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			if err != nil {
-				return "", err
-			}
-			b = append(b, byte(v))
-			i += 2
-			continue
-		}
-		b = append(b, s[i])
-	}
-	return string(b), nil
 }
 
 // literals compiles enum or const: the values that the whole schema
@@ -625,7 +630,7 @@ func (c *compiler) subValidator(s map[string]any) (*Validator, error) {
 			if strings.Contains(mustJSON(s), `"$ref"`) {
 				return nil, fmt.Errorf("enum or const beside references is not supported")
 			}
-			return NewValidator([]byte(mustJSON(s)))
+			return NewValidator([]byte(mustJSON(s)), Options{})
 		}
 	}
 	return nil, nil
@@ -700,7 +705,7 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		open, close = "{", "}"
-		keys := c.order[ptr]
+		keys := c.refs.order[ptr]
 		if len(keys) != len(x) {
 			keys = slices.Sorted(maps.Keys(x))
 		}

@@ -59,7 +59,7 @@ func TestFormatsWithinValidator(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, re := range formats {
 		t.Run(name, func(t *testing.T) {
-			v, err := NewValidator([]byte(`{"format": "` + name + `"}`))
+			v, err := NewValidator([]byte(`{"format": "`+name+`"}`), Options{})
 			require.NoError(t, err)
 			tree, err := syntax.Parse(re, syntax.Perl)
 			require.NoError(t, err)

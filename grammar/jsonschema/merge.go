@@ -6,7 +6,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 )
 
 // Keywords by the instance type they constrain; a keyword of a type the
@@ -203,7 +202,7 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 			}
 		}
 		if hasRef && constraining && !c.oldDraft {
-			target, err := resolve(c.doc, ref)
+			_, target, err := c.refs.target(ref)
 			if err != nil {
 				return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
 			}
@@ -254,12 +253,48 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 			if sm, err = c.flatten(sm, sp); err != nil {
 				return nil, err
 			}
+			if sm, err = c.inlineRef(sm, sp); err != nil {
+				return nil, err
+			}
 			if out, err = mergeSchemas(out, sm, ptr); err != nil {
 				return nil, err
 			}
 		}
 		s = out
 	}
+}
+
+// inlineRef replaces a $ref at the top of s by its target, to merge
+// s with other schemas: a merged $ref would take the others as its
+// siblings, which older drafts ignore.
+func (c *compiler) inlineRef(s map[string]any, ptr string) (map[string]any, error) {
+	for range 16 {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s, nil
+		}
+		_, target, err := c.refs.target(ref)
+		if err != nil {
+			return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
+		}
+		t, err := c.asObject(target, ptr)
+		if err != nil {
+			return nil, err
+		}
+		if t, err = c.flatten(t, ptr); err != nil {
+			return nil, err
+		}
+		if c.oldDraft {
+			s = t // the siblings of $ref do not count
+			continue
+		}
+		rest := maps.Clone(s)
+		delete(rest, "$ref")
+		if s, err = mergeSchemas(rest, t, ptr); err != nil {
+			return nil, err
+		}
+	}
+	return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: "references nest too deeply to merge"}
 }
 
 func hasAssertion(m map[string]any) bool {
@@ -286,10 +321,7 @@ func (c *compiler) asObject(sub any, ptr string) (map[string]any, error) {
 			if !ok || len(x) > 1 {
 				return x, nil
 			}
-			if !strings.HasPrefix(ref, "#") {
-				return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: "only references within the document are supported"}
-			}
-			t, err := resolve(c.doc, ref)
+			_, t, err := c.refs.target(ref)
 			if err != nil {
 				return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
 			}

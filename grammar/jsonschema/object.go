@@ -547,16 +547,16 @@ func (c *compiler) dependencies(s map[string]any, ptr string, handled map[string
 // places (allOf, siblings), in the order of their first appearance among
 // the document's objects; names never seen in order come last, sorted.
 func (c *compiler) propertyOrder(ptr string, props map[string]any) []string {
-	if names := c.order[ptr+"/properties"]; len(names) == len(props) {
+	if names := c.refs.order[ptr+"/properties"]; len(names) == len(props) {
 		return names
 	}
 	var names []string
 	seen := map[string]bool{}
-	for _, p := range c.orderPtrs { // document order
+	for _, p := range c.refs.ptrs { // document order
 		if !strings.HasSuffix(p, "/properties") {
 			continue
 		}
-		for _, name := range c.order[p] {
+		for _, name := range c.refs.order[p] {
 			if _, ok := props[name]; ok && !seen[name] {
 				seen[name] = true
 				names = append(names, name)

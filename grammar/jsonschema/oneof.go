@@ -66,7 +66,7 @@ func (c *compiler) deref(s any) map[string]any {
 			if len(x) > 1 && !c.oldDraft {
 				return x // siblings constrain too: judge the object as it is
 			}
-			t, err := resolve(c.doc, ref)
+			_, t, err := c.refs.target(ref)
 			if err != nil {
 				return nil
 			}

@@ -1,0 +1,253 @@
+package jsonschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Loader returns the schema document at an absolute URL (without a
+// fragment), for a $ref that leaves the document. Compile asks for each
+// document once, when a reference to it is first compiled.
+type Loader func(url string) ([]byte, error)
+
+// DefaultBaseURI is the URI of a schema document that has no $id and no
+// Options.BaseURI: relative references and $ids resolve against it.
+// Its host is reserved (RFC 2606), so it names nothing real.
+const DefaultBaseURI = "https://reins.invalid/schema.json"
+
+// refs finds the targets of $refs across the schema document and the
+// documents a Loader returns. Every $ref in a document is rewritten, when
+// the document is read, to an absolute URI; locate maps that URI to a
+// location, written "#/json/pointer" in the root document and
+// "URL#/json/pointer" in a loaded one.
+type refs struct {
+	load    Loader
+	docs    map[string]any    // decoded documents by prefix: "" is the root, else the URL
+	ids     map[string]string // absolute URI of a schema resource → its location
+	anchors map[string]string // absolute URI "#" plain name → location
+	order   map[string][]string
+	ptrs    []string // the locations of order, root document first
+}
+
+// newRefs reads the root document, found at base.
+func newRefs(doc any, raw []byte, base string, load Loader) (*refs, error) {
+	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: map[string][]string{}}
+	if err := r.add("", base, doc, raw); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// add registers a document at prefix, read from base: its key order, its
+// resources and anchors; its $refs become absolute.
+func (r *refs) add(prefix, base string, doc any, raw []byte) error {
+	u, err := url.Parse(base)
+	if err != nil || !u.IsAbs() {
+		return fmt.Errorf("base URI %q is not absolute", base)
+	}
+	order, ptrs, err := keyOrder(raw)
+	if err != nil {
+		return err
+	}
+	for _, p := range ptrs {
+		r.order[prefix+p] = order[p]
+		r.ptrs = append(r.ptrs, prefix+p)
+	}
+	r.docs[prefix] = doc
+	u.Fragment, u.RawFragment = "", ""
+	r.ids[u.String()] = prefix + "#"
+	d := draftOf(doc)
+	return r.walk(doc, prefix, "#", u, d)
+}
+
+// Keywords whose values are subschemas, by shape.
+var (
+	schemaKeywords = []string{"additionalProperties", "additionalItems", "items", "not", "if", "then", "else",
+		"contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	schemaListKeywords = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+	schemaMapKeywords  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+
+// draft is what a document's $schema says about identifiers.
+type draft struct {
+	idKey string // "$id", or "id" in draft 4
+	old   bool   // draft 4, 6 or 7: the siblings of $ref are ignored
+}
+
+func draftOf(doc any) draft {
+	d := draft{idKey: "$id"}
+	if root, ok := doc.(map[string]any); ok {
+		if s, ok := root["$schema"].(string); ok {
+			d.old = strings.Contains(s, "draft-04") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-07")
+			if strings.Contains(s, "draft-04") {
+				d.idKey = "id"
+			}
+		}
+	}
+	return d
+}
+
+// walk visits the schema s at ptr with base URI base: it registers $id
+// and anchors and rewrites $ref to an absolute URI, then goes on into
+// the subschemas.
+func (r *refs) walk(s any, prefix, ptr string, base *url.URL, d draft) error {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return nil
+	}
+	_, hasRef := m["$ref"]
+	// An $id beside a $ref counts from draft 2019-09 on; before, the
+	// $ref's siblings are ignored.
+	if id, ok := m[d.idKey].(string); ok && !(hasRef && d.old) {
+		u, err := base.Parse(id)
+		if err != nil {
+			return fmt.Errorf("%s%s/%s: %w", prefix, ptr, d.idKey, err)
+		}
+		if u.Fragment != "" { // draft 6 and 7 (and 4) write anchors as "#name"
+			anchorBase := *u
+			anchorBase.Fragment, anchorBase.RawFragment = "", ""
+			r.anchors[anchorBase.String()+"#"+u.Fragment] = prefix + ptr
+		}
+		u.Fragment, u.RawFragment = "", ""
+		if !strings.HasPrefix(id, "#") {
+			base = u
+			r.ids[u.String()] = prefix + ptr
+		}
+	}
+	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
+		if name, ok := m[k].(string); ok {
+			r.anchors[base.String()+"#"+name] = prefix + ptr
+		}
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		u, err := base.Parse(ref)
+		if err != nil {
+			return fmt.Errorf("%s%s/$ref: %q is not a URI reference: %w", prefix, ptr, ref, err)
+		}
+		m["$ref"] = u.String()
+	}
+	for _, k := range schemaKeywords {
+		if sub, ok := m[k].(map[string]any); ok {
+			if err := r.walk(sub, prefix, ptr+"/"+escapePointer(k), base, d); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range schemaListKeywords {
+		if list, ok := m[k].([]any); ok {
+			for i, sub := range list {
+				if err := r.walk(sub, prefix, ptr+"/"+k+"/"+strconv.Itoa(i), base, d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, k := range schemaMapKeywords {
+		if subs, ok := m[k].(map[string]any); ok {
+			for name, sub := range subs {
+				if err := r.walk(sub, prefix, ptr+"/"+escapePointer(k)+"/"+escapePointer(name), base, d); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// locate returns the location of the absolute reference ref, loading
+// its document if need be.
+func (r *refs) locate(ref string) (string, error) {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("reference %q: %w", ref, err)
+	}
+	frag := u.Fragment
+	u.Fragment, u.RawFragment = "", ""
+	doc := u.String()
+	loc, ok := r.ids[doc]
+	if !ok {
+		if r.load == nil {
+			return "", fmt.Errorf("remote $ref %s refused: no Options.Loader", doc)
+		}
+		if _, seen := r.docs[doc]; seen {
+			return "", fmt.Errorf("reference %q: no such schema in %s", ref, doc)
+		}
+		if err := r.fetch(doc); err != nil {
+			return "", err
+		}
+		if loc, ok = r.ids[doc]; !ok {
+			return "", fmt.Errorf("reference %q: no such schema in %s", ref, doc)
+		}
+	}
+	switch {
+	case frag == "":
+		return loc, nil
+	case strings.HasPrefix(frag, "/"):
+		return loc + frag, nil
+	}
+	if a, ok := r.anchors[doc+"#"+frag]; ok {
+		return a, nil
+	}
+	return "", fmt.Errorf("reference %q: no anchor %q in %s", ref, frag, doc)
+}
+
+// fetch loads the document at url with the Loader.
+func (r *refs) fetch(docURL string) error {
+	raw, err := r.load(docURL)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", docURL, err)
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("loading %s: not JSON: %w", docURL, err)
+	}
+	return r.add(docURL, docURL, doc, raw)
+}
+
+// resolve returns the schema at location loc.
+func (r *refs) resolve(loc string) (any, error) {
+	prefix, p, _ := strings.Cut(loc, "#")
+	cur, ok := r.docs[prefix]
+	if !ok {
+		return nil, fmt.Errorf("reference %q: no document %s", loc, prefix)
+	}
+	if p == "" {
+		return cur, nil
+	}
+	for _, part := range strings.Split(p[1:], "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[part]
+			if !ok {
+				return nil, fmt.Errorf("reference %q: no %q", loc, part)
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("reference %q: bad index %q", loc, part)
+			}
+			cur = x[i]
+		default:
+			return nil, fmt.Errorf("reference %q: cannot descend into a %T", loc, cur)
+		}
+	}
+	return cur, nil
+}
+
+// target resolves the $ref string ref: its location and its schema.
+func (r *refs) target(ref string) (string, any, error) {
+	loc, err := r.locate(ref)
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := r.resolve(loc)
+	return loc, s, err
+}

@@ -1,0 +1,133 @@
+package jsonschema
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+func TestRefsInsideTheDocument(t *testing.T) {
+	runKeywordCases(t, []keywordCase{
+		{
+			name: "$id below the root changes the base of its $refs",
+			schema: `{"$id": "http://example.com/root.json",
+				"properties": {"a": {"$id": "sub/a.json", "$defs": {"n": {"type": "integer"}}, "items": {"$ref": "#/$defs/n"}}},
+				"$defs": {"n": {"type": "string"}},
+				"additionalProperties": {"$ref": "sub/a.json"}}`,
+			valid:   []string{`{"a": [1, 2]}`, `{"b": [3]}`, `{}`},
+			invalid: []string{`{"a": ["x"]}`, `{"b": ["x"]}`},
+		},
+		{
+			name:    "$anchor",
+			schema:  `{"$defs": {"x": {"$anchor": "pos", "type": "integer", "minimum": 1}}, "items": {"$ref": "#pos"}}`,
+			valid:   []string{`[1, 5]`, `[]`},
+			invalid: []string{`[0]`, `["1"]`},
+		},
+		{
+			name:    "a draft 7 anchor written as $id",
+			schema:  `{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"x": {"$id": "#s", "type": "string"}}, "items": {"$ref": "#s"}}`,
+			valid:   []string{`["a"]`},
+			invalid: []string{`[1]`},
+		},
+		{
+			name:    "draft 4 id",
+			schema:  `{"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://x.org/r.json", "definitions": {"x": {"id": "other.json", "type": "boolean"}}, "items": {"$ref": "other.json"}}`,
+			valid:   []string{`[true]`},
+			invalid: []string{`[1]`},
+		},
+		{
+			// A merged $ref keeps its target's assertions, also in drafts
+			// that ignore the siblings of $ref.
+			name: "draft 7 allOf of a reference to a reference",
+			schema: `{"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"b": {}}, "required": ["b"], "allOf": [{"$ref": "#/definitions/x"}],
+				"definitions": {"x": {"allOf": [{"$ref": "#/definitions/inner"}]}, "inner": {"properties": {"bar": {"type": "string"}}}}}`,
+			valid:   []string{`{"bar": "s", "b": 1}`},
+			invalid: []string{`{"bar": 1, "b": 1}`, `{"bar": "s"}`},
+		},
+	})
+}
+
+// mapLoader serves documents from a map and counts the loads.
+type mapLoader struct {
+	docs  map[string]string
+	loads map[string]int
+}
+
+func (m *mapLoader) load(url string) ([]byte, error) {
+	m.loads[url]++
+	d, ok := m.docs[url]
+	if !ok {
+		return nil, fmt.Errorf("no document %s", url)
+	}
+	return []byte(d), nil
+}
+
+func TestLoader(t *testing.T) {
+	l := &mapLoader{loads: map[string]int{}, docs: map[string]string{
+		"https://example.com/defs.json": `{"$defs": {"id": {"type": "integer", "minimum": 1}, "name": {"$ref": "strings.json#short"},
+			"bad": {"not": {"type": "null"}}}}`,
+		"https://example.com/strings.json": `{"$defs": {"s": {"$anchor": "short", "type": "string", "maxLength": 3}}}`,
+	}}
+	schema := `{"properties": {"id": {"$ref": "defs.json#/$defs/id"}, "name": {"$ref": "https://example.com/defs.json#/$defs/name"}}, "required": ["id"]}`
+	opts := Options{BaseURI: "https://example.com/root.json", Loader: l.load}
+	g, err := Compile([]byte(schema), opts)
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	v, err := NewValidator([]byte(schema), opts)
+	require.NoError(t, err)
+	for text, valid := range map[string]bool{
+		`{"id": 1}`: true, `{"id": 2, "name": "abc"}`: true,
+		`{"id": 0}`: false, `{"name": "a"}`: false, `{"id": 1, "name": "abcd"}`: false, `{"id": 1, "name": 1}`: false,
+	} {
+		require.Equal(t, valid, v.Validate([]byte(text)) == nil, "test case wrong: %s", text)
+		assert.Equal(t, valid, acceptsText(p, text), text)
+	}
+	// Compile loads each document once for its grammar and once for its
+	// validator; NewValidator once more.
+	assert.Equal(t, map[string]int{"https://example.com/defs.json": 3, "https://example.com/strings.json": 3}, l.loads)
+
+	// An error inside a loaded document names it.
+	_, err = Compile([]byte(`{"items": {"$ref": "defs.json#/$defs/bad"}}`), opts)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "https://example.com/defs.json#/$defs/bad", e.Pointer)
+	assert.Equal(t, "not", e.Keyword)
+	// A missing document, anchor or Loader is an error that names the
+	// reference (the validator, which runs first, finds these).
+	for _, tc := range []struct {
+		schema, msg string
+		opts        Options
+	}{
+		{`{"items": {"$ref": "nowhere.json"}}`, "no document https://example.com/nowhere.json", opts},
+		{`{"items": {"$ref": "defs.json#nope"}}`, "https://example.com/defs.json#nope not found", opts},
+		{`{"items": {"$ref": "http://example.com/defs.json"}}`, "remote $ref http://example.com/defs.json refused: no Options.Loader", Options{}},
+	} {
+		_, err := Compile([]byte(tc.schema), tc.opts)
+		require.ErrorContains(t, err, tc.msg, tc.schema)
+	}
+}
+
+// TestRefErrorsAfterTheValidator checks the compiler's own reference
+// errors, which the validator would catch first: a $ref is an *Error at
+// its pointer.
+func TestRefErrorsAfterTheValidator(t *testing.T) {
+	l := &mapLoader{loads: map[string]int{}, docs: map[string]string{"https://example.com/d.json": `{"$defs": {}}`}}
+	for _, tc := range []struct {
+		ref, msg string
+		load     Loader
+	}{
+		{"https://example.com/d.json#nope", `no anchor "nope"`, l.load},
+		{"https://example.com/e.json", "no document https://example.com/e.json", l.load},
+		{"https://example.com/d.json", "no Options.Loader", nil},
+	} {
+		r, err := newRefs(map[string]any{}, []byte(`{}`), DefaultBaseURI, tc.load)
+		require.NoError(t, err)
+		_, _, err = r.target(tc.ref)
+		assert.ErrorContains(t, err, tc.msg, tc.ref)
+	}
+}
