@@ -13,11 +13,11 @@ import (
 	"github.com/reins-go/reins/decode"
 )
 
-// stopFlags collects repeated --stop flags.
-type stopFlags []string
+// listFlag collects a repeated flag (--stop, --relax).
+type listFlag []string
 
-func (s *stopFlags) String() string     { return strings.Join(*s, ",") }
-func (s *stopFlags) Set(v string) error { *s = append(*s, v); return nil }
+func (s *listFlag) String() string     { return strings.Join(*s, ",") }
+func (s *listFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 // choiceJSON is one completion in --json output, in OpenAI's shape.
 type choiceJSON struct {
@@ -27,6 +27,8 @@ type choiceJSON struct {
 	Logprobs     struct {
 		Content []decode.Token `json:"content"`
 	} `json:"logprobs"`
+	// Value is the parsed JSON value, with --schema or --json-value.
+	Value any `json:"value,omitempty"`
 }
 
 func cmdGenerate(args []string, stdout, stderr io.Writer) error {
@@ -42,7 +44,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	topLogprobs := fs.Int("top-logprobs", 0, "alternatives to report per token")
 	n := fs.Int("n", 1, "number of continuations, sharing the prompt")
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
-	var stops stopFlags
+	var stops listFlag
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
 	cf := constraintFlags{generating: true}
 	cf.register(fs)
@@ -74,6 +76,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if err := opts.Sampling.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	cf.stops = len(stops) > 0
 	prog, err := cf.prog(stderr)
 	if err != nil {
 		return err
@@ -97,6 +100,8 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if !*asJSON && *n == 1 {
 		// Stream the text as it comes.
 		printed := false
+		var text strings.Builder
+		finish, count := decode.FinishStop, 0
 		for tok, err := range decode.Generate(ctx, m, prompt, opts) {
 			if err != nil {
 				if printed {
@@ -105,14 +110,26 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			fmt.Fprint(stdout, tok.Token)
+			text.WriteString(tok.Token)
 			printed = true
+			count++
+		}
+		if count >= *maxTokens {
+			finish = decode.FinishLength // perhaps unfinished: not checked
 		}
 		fmt.Fprintln(stdout)
-		return nil
+		_, err := cf.checkJSON(text.String(), finish)
+		return err
 	}
 	cs, err := decode.CompleteN(ctx, m, prompt, *n, opts)
 	if err != nil {
 		return err
+	}
+	values := make([]any, len(cs))
+	for i, c := range cs {
+		if values[i], err = cf.checkJSON(c.Text, c.FinishReason); err != nil {
+			return fmt.Errorf("completion %d: %w", i, err)
+		}
 	}
 	if !*asJSON {
 		for i, c := range cs {
@@ -122,7 +139,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	choices := make([]choiceJSON, len(cs))
 	for i, c := range cs {
-		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason}
+		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: values[i]}
 		choices[i].Logprobs.Content = c.Tokens
 		if choices[i].Logprobs.Content == nil {
 			choices[i].Logprobs.Content = []decode.Token{}

@@ -273,3 +273,37 @@ func TestGenerateWithSchema(t *testing.T) {
 	}
 	assert.Positive(t, stopped, "some outputs end by themselves")
 }
+
+// TestGenerateSchemaFilesAndRelax checks that a schema's $ref to a file
+// beside it is read, that --json carries the parsed value, and that an
+// output breaking a --relax keyword fails with an error that says so.
+func TestGenerateSchemaFilesAndRelax(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(dir+"/defs", 0o755))
+	require.NoError(t, os.WriteFile(dir+"/defs/n.json", []byte(`{"type": "integer", "minimum": 5, "maximum": 7}`), 0o644))
+	require.NoError(t, os.WriteFile(dir+"/s.json", []byte(`{"type": "array", "items": {"$ref": "defs/n.json"}, "minItems": 1, "maxItems": 2}`), 0o644))
+	out, errOut, code := runCLI(t, "generate", "--schema", dir+"/s.json", "--json", "--max-tokens", "40", "x")
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Text  string `json:"text"`
+		Value []int  `json:"value"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	require.NotEmpty(t, got.Value, out)
+	for _, n := range got.Value {
+		assert.True(t, n >= 5 && n <= 7, "%d from %s", n, got.Text)
+	}
+	// A network reference is refused, naming it.
+	require.NoError(t, os.WriteFile(dir+"/net.json", []byte(`{"$ref": "https://example.com/s.json"}`), 0o644))
+	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/net.json", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "https://example.com/s.json")
+
+	require.NoError(t, os.WriteFile(dir+"/u.json", []byte(`{"type": "array", "items": {"enum": [1]}, "minItems": 2, "maxItems": 2, "uniqueItems": true}`), 0o644))
+	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/u.json", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "uniqueItems")
+	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/u.json", "--relax", "uniqueItems", "--max-tokens", "20", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "did not enforce (--relax)")
+}
