@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -74,9 +75,14 @@ func TestJSONGeneration(t *testing.T) {
 	for _, md := range models {
 		m := load(t, md.path, Options{ContextSize: 4096, Sequences: jsonGenSeeds})
 		trie := decode.NewTokenTrie(m.Vocab())
-		for _, name := range names {
+		for i, name := range names {
+			// Every other schema is written indented.
+			opts := jsonschema.Options{Bounded: true, MaxWhitespace: 1}
+			if i%2 == 1 {
+				opts = jsonschema.Options{Bounded: true, Indent: "  "}
+			}
 			t.Run(md.name+"/"+name, func(t *testing.T) {
-				s, err := decode.NewJSONSchema(schemas[name], jsonschema.Options{Bounded: true, MaxWhitespace: 1}, m.Vocab(), trie)
+				s, err := decode.NewJSONSchema(schemas[name], opts, m.Vocab(), trie)
 				require.NoError(t, err)
 				cs, err := s.CompleteN(context.Background(), m, md.prompt, jsonGenSeeds, decode.Options{
 					MaxTokens: 4000,
@@ -92,6 +98,12 @@ func TestJSONGeneration(t *testing.T) {
 				require.Len(t, cs, jsonGenSeeds)
 				for _, c := range cs {
 					require.Equal(t, decode.FinishStop, c.FinishReason, "%s", c.Text)
+					if opts.Indent != "" {
+						var compact, indented bytes.Buffer
+						require.NoError(t, json.Compact(&compact, []byte(c.Text)))
+						require.NoError(t, json.Indent(&indented, compact.Bytes(), "", opts.Indent))
+						require.Equal(t, indented.String(), c.Text, "laid out as json.MarshalIndent does")
+					}
 				}
 			})
 		}

@@ -24,6 +24,7 @@ type constraintFlags struct {
 	schemaFile  string
 	jsonValue   bool
 	maxWS       int
+	indent      int
 	relax       listFlag
 	// generating bounds what the schema leaves open (jsonschema's
 	// Bounded), so that an output ends by itself.
@@ -41,6 +42,7 @@ func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.schemaFile, "schema", "", "constrain output to JSON valid under this JSON Schema file")
 	fs.BoolVar(&c.jsonValue, "json-value", false, "constrain output to any JSON value (JSON mode)")
 	fs.IntVar(&c.maxWS, "max-whitespace", 1, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none)")
+	fs.IntVar(&c.indent, "indent", 0, "with --schema or --json-value: write the JSON indented by this many spaces per level, as json.MarshalIndent does (0: off)")
 	fs.Var(&c.relax, "relax", "with --schema: compile this keyword as if absent, where reins would refuse it (repeatable: uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties); outputs are still validated")
 }
 
@@ -56,7 +58,10 @@ func (e grammarError) Unwrap() error { return e.err }
 
 func (c *constraintFlags) jsonOptions() (jsonschema.Options, error) {
 	opts := jsonschema.Options{MaxWhitespace: c.maxWS, Bounded: c.generating, Relax: c.relax, Loader: loadFile}
-	if c.maxWS <= 0 {
+	switch {
+	case c.indent > 0:
+		opts.Indent = strings.Repeat(" ", c.indent)
+	case c.maxWS <= 0:
 		opts.Compact, opts.MaxWhitespace = true, 0
 	}
 	if c.schemaFile != "" {

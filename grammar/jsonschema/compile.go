@@ -27,6 +27,12 @@ type Options struct {
 	// MaxWhitespace bounds each run of whitespace in flexible mode, so a
 	// model cannot loop on spaces; 0 means 16.
 	MaxWhitespace int
+	// Indent, when not "", writes the output exactly as Go's
+	// json.MarshalIndent(v, "", Indent) does: each member and item on a
+	// line of its own, indented by one Indent per level, ": " after keys,
+	// empty objects and arrays as {} and []. Values nested deeper than
+	// 16 levels are written compact. Indent holds spaces and tabs only.
+	Indent string
 	// Bounded gives every part of the output that the schema leaves
 	// unbounded a bound, so that a generation ends by itself: strings
 	// without maxLength (and additional property names) hold at most
@@ -154,18 +160,22 @@ var annotations = map[string]bool{
 //   - anyOf; oneOf when no value can satisfy two branches (different
 //     types, different enum values, or a required property fixed to
 //     different values); allOf and sibling keywords merged where exact;
-//   - $ref to pointers within the document, recursion allowed;
+//   - $ref to JSON pointers, $ids (draft 4's id) and anchors, within the
+//     document or, through Options.Loader, in others; recursion allowed;
 //   - the annotations (title, description, default, ...).
 //
 // A subschema no value satisfies drops the optional property or anyOf
 // branch it belongs to. Any other keyword is an *Error naming it and its
-// JSON pointer.
+// JSON pointer, unless Options.Relax names it.
 func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if opts.MaxWhitespace == 0 {
 		opts.MaxWhitespace = 16
 	}
 	if opts.MaxWhitespace < 0 {
 		return nil, fmt.Errorf("jsonschema: MaxWhitespace %d: want ≥ 0", opts.MaxWhitespace)
+	}
+	if strings.Trim(opts.Indent, " \t") != "" || (opts.Indent != "" && opts.Compact) {
+		return nil, fmt.Errorf("jsonschema: Indent %q: want spaces and tabs, without Compact", opts.Indent)
 	}
 	for _, kw := range opts.Relax {
 		if _, ok := relaxable[kw]; !ok {
@@ -201,7 +211,11 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.g.Rules[0].Body = grammar.Seq(c.ws(), body, c.ws())
+	if opts.Indent != "" {
+		c.g.Rules[0].Body = body
+	} else {
+		c.g.Rules[0].Body = grammar.Seq(c.ws(), body, c.ws())
+	}
 	return c.g, nil
 }
 
@@ -279,6 +293,7 @@ type compiler struct {
 	// presence is a oneOf of required lists for the next objectType to
 	// enforce (see presenceOneOf); objectType takes it and clears it.
 	presence [][]string
+	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
@@ -560,11 +575,12 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	if err != nil {
 		return nil, c.errorf(ptr, "$ref", "%v", err)
 	}
-	if name, ok := c.rules[target]; ok {
+	key := target + c.level()
+	if name, ok := c.rules[key]; ok {
 		return grammar.Ref(name), nil
 	}
-	if target == "#" {
-		c.rules[target] = "root"
+	if target == "#" && c.depth == 0 {
+		c.rules[key] = "root"
 		return grammar.Ref("root"), nil
 	}
 	node, err := c.refs.resolve(target)
@@ -572,7 +588,7 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 		return nil, c.errorf(ptr, "$ref", "%v", err)
 	}
 	name := fmt.Sprintf("ref%d", len(c.rules))
-	c.rules[target] = name
+	c.rules[key] = name
 	at := len(c.g.Rules)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	body, err := c.schema(node, target)
@@ -700,6 +716,7 @@ func escapeRune(r rune) string {
 // value with keys in another order is refused, a narrower subset of the
 // valid texts), flexible whitespace between tokens.
 func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
+	l := c.layout()
 	var open, close string
 	var items []*grammar.Node
 	switch x := v.(type) {
@@ -710,16 +727,16 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			keys = slices.Sorted(maps.Keys(x))
 		}
 		for _, k := range keys {
-			n, err := c.literal(x[k], ptr+"/"+escapePointer(k))
+			n, err := c.nested(func() (*grammar.Node, error) { return c.literal(x[k], ptr+"/"+escapePointer(k)) })
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, grammar.Seq(lit(quote(k)), c.ws(), lit(":"), c.ws(), n))
+			items = append(items, grammar.Seq(lit(quote(k)), l.colon, n))
 		}
 	case []any:
 		open, close = "[", "]"
 		for i, e := range x {
-			n, err := c.literal(e, fmt.Sprintf("%s/%d", ptr, i))
+			n, err := c.nested(func() (*grammar.Node, error) { return c.literal(e, fmt.Sprintf("%s/%d", ptr, i)) })
 			if err != nil {
 				return nil, err
 			}
@@ -732,53 +749,58 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 		}
 		return lit(text), nil
 	}
-	subs := []*grammar.Node{lit(open), c.ws()}
-	for i, n := range items {
-		if i > 0 {
-			subs = append(subs, c.ws(), lit(","), c.ws())
-		}
-		subs = append(subs, n)
+	if len(items) == 0 {
+		return l.wrap(open, close, nil, false), nil
 	}
-	return grammar.Seq(append(subs, c.ws(), lit(close))...), nil
+	subs := []*grammar.Node{items[0]}
+	for _, n := range items[1:] {
+		subs = append(subs, l.comma, n)
+	}
+	return l.wrap(open, close, grammar.Seq(subs...), false), nil
 }
 
-// anyValue is any JSON value.
+// anyValue is any JSON value (at the current depth, when indenting).
 func (c *compiler) anyValue() *grammar.Node {
 	if c.opts.Bounded {
 		return c.boundedValue(BoundedDepth)
 	}
-	if name, ok := c.rules["any"]; ok {
+	key := "any" + c.level()
+	if name, ok := c.rules[key]; ok {
 		return grammar.Ref(name)
 	}
-	c.rules["any"] = "value"
+	name := "value" + c.level()
+	c.rules[key] = name
 	at := len(c.g.Rules)
-	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "value"})
-	v := grammar.Ref("value")
-	c.g.Rules[at].Body = c.valueBody(v)
-	return v
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
+	l := c.layout()
+	inner, _ := c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
+	c.g.Rules[at].Body = c.valueBody(l, inner)
+	return grammar.Ref(name)
 }
 
-// valueBody is any JSON value whose members and items are v.
-func (c *compiler) valueBody(v *grammar.Node) *grammar.Node {
-	ws := c.ws()
+// valueBody is any JSON value laid out by l whose members and items are
+// v.
+func (c *compiler) valueBody(l layout, v *grammar.Node) *grammar.Node {
 	items := -1
 	if c.opts.Bounded {
 		items = BoundedItems - 1
 	}
-	member := grammar.Seq(c.stringNode(0, -1), ws, lit(":"), ws, v)
-	obj := grammar.Seq(lit("{"), ws, grammar.Repeat(grammar.Seq(member, grammar.Repeat(grammar.Seq(ws, lit(","), ws, member), 0, items)), 0, 1), ws, lit("}"))
-	arr := grammar.Seq(lit("["), ws, grammar.Repeat(grammar.Seq(v, grammar.Repeat(grammar.Seq(ws, lit(","), ws, v), 0, items)), 0, 1), ws, lit("]"))
+	member := grammar.Seq(c.stringNode(0, -1), l.colon, v)
+	obj := l.wrap("{", "}", grammar.Seq(member, grammar.Repeat(grammar.Seq(l.comma, member), 0, items)), true)
+	arr := l.wrap("[", "]", grammar.Seq(v, grammar.Repeat(grammar.Seq(l.comma, v), 0, items)), true)
 	return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), obj, arr)
 }
 
 // boundedValue is any JSON value nested at most depth deep.
 func (c *compiler) boundedValue(depth int) *grammar.Node {
-	name := fmt.Sprintf("_value%d", depth)
+	name := fmt.Sprintf("_value%d%s", depth, c.level())
 	return c.shared(name, func() *grammar.Node {
 		if depth == 0 {
 			return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), lit("{}"), lit("[]"))
 		}
-		return c.valueBody(c.boundedValue(depth - 1))
+		l := c.layout()
+		inner, _ := c.nested(func() (*grammar.Node, error) { return c.boundedValue(depth - 1), nil })
+		return c.valueBody(l, inner)
 	})
 }
 

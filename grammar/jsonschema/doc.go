@@ -26,7 +26,8 @@
 //     exponent, compared exactly as decimals; "-0" is left out of bounded
 //     ranges.
 //   - Whitespace: flexible (runs of at most Options.MaxWhitespace spaces,
-//     tabs and newlines between tokens) or, with Compact, none.
+//     tabs and newlines between tokens); with Compact, none; with Indent,
+//     exactly json.MarshalIndent's layout.
 //
 // For generation, Options.Bounded gives what the schema leaves open a
 // bound (strings, arrays, number digits, free JSON depth), so that a

@@ -1,6 +1,8 @@
 package jsonschema
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/reins-go/reins/grammar"
@@ -19,24 +21,41 @@ func FuzzCompile(f *testing.F) {
 		`{"type": "string", "format": "date-time"}`,
 		`{"patternProperties": {"^x": {"type": "boolean"}}, "additionalProperties": false}`,
 		`{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}`,
+		`{"$id": "http://x/a", "items": {"$id": "b", "$defs": {"c": {"type": "integer"}}, "items": {"$ref": "#/$defs/c"}}}`,
+		`{"$defs": {"a": {"$anchor": "p", "type": "string"}}, "properties": {"a": {"$ref": "#p"}}}`,
 	} {
 		f.Add(s, `{"a": 1, "b": [true, "x"], "x1": false}`)
 	}
 	f.Fuzz(func(t *testing.T, schema, instance string) {
-		g, err := Compile([]byte(schema), Options{})
-		if err != nil {
-			return
+		texts := []string{instance, `null`, `1`, `"x"`, `{}`, `[]`}
+		if ind, ok := indentFuzz(instance); ok {
+			texts = append(texts, ind)
 		}
-		p, err := grammar.Compile(g)
-		if err != nil {
-			return
-		}
-		for _, text := range []string{instance, `null`, `1`, `"x"`, `{}`, `[]`} {
-			if acceptsText(p, text) {
-				if err := Validate([]byte(schema), []byte(text)); err != nil {
-					t.Fatalf("schema %s: the grammar accepts %s, which is invalid: %v", schema, text, err)
+		for _, opts := range []Options{{}, {Indent: " "}} {
+			g, err := Compile([]byte(schema), opts)
+			if err != nil {
+				return
+			}
+			p, err := grammar.Compile(g)
+			if err != nil {
+				return
+			}
+			for _, text := range texts {
+				if acceptsText(p, text) {
+					if err := Validate([]byte(schema), []byte(text)); err != nil {
+						t.Fatalf("schema %s (%+v): the grammar accepts %s, which is invalid: %v", schema, opts, text, err)
+					}
 				}
 			}
 		}
 	})
+}
+
+// indentFuzz lays a fuzzed instance out for Options{Indent: " "}.
+func indentFuzz(instance string) (string, bool) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(instance), "", " "); err != nil {
+		return "", false
+	}
+	return b.String(), true
 }

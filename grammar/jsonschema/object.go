@@ -120,10 +120,10 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		return true, ptr
 	}
 	names = append(names, undeclared...)
-	ws := c.ws()
+	l := c.layout()
 	var members []*grammar.Node
 	for _, name := range names {
-		v, err := c.schema(schemaOf(name))
+		v, err := c.nested(func() (*grammar.Node, error) { return c.schema(schemaOf(name)) })
 		if err != nil {
 			if isEmpty(err) {
 				if required[name] {
@@ -134,20 +134,20 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 			}
 			return nil, err
 		}
-		members = append(members, grammar.Seq(lit(quote(name)), ws, lit(":"), ws, v))
+		members = append(members, grammar.Seq(lit(quote(name)), l.colon, v))
 	}
 	// Additional properties.
 	var extra *grammar.Node
 	switch a := s["additionalProperties"].(type) {
 	case nil:
-		extra = c.anyValue()
+		extra, _ = c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
 	case bool:
 		if a {
-			extra = c.anyValue()
+			extra, _ = c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
 		}
 	default:
 		var err error
-		if extra, err = c.schema(a, ptr+"/additionalProperties"); err != nil {
+		if extra, err = c.nested(func() (*grammar.Node, error) { return c.schema(a, ptr+"/additionalProperties") }); err != nil {
 			return nil, err
 		}
 	}
@@ -159,11 +159,11 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	} else if pp, ok := s["patternProperties"]; ok {
 		handled["patternProperties"] = true
 		var err error
-		if more, err = c.patternMembers(pp, s, names, undeclared, ptr); err != nil {
+		if more, err = c.patternMembers(pp, s, names, undeclared, ptr, l); err != nil {
 			return nil, err
 		}
 	} else if extra != nil {
-		more = c.rule(grammar.Seq(c.keyNotIn(names), ws, lit(":"), ws, extra))
+		more = c.rule(grammar.Seq(c.keyNotIn(names), l.colon, extra))
 	}
 	deps, err := c.dependencies(s, ptr, handled, names)
 	if err != nil {
@@ -179,35 +179,36 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	}
 	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
 		o.once = true
-		return c.anyOrder(o, ptr)
+		return c.anyOrder(o, ptr, l)
 	}
 	if !c.opts.Bounded && o.tracked() <= anyOrderMax {
 		// Larger objects: any order too, repeats allowed; generation
 		// (Bounded) keeps the schema's order instead, without repeats.
-		return c.anyOrder(o, ptr)
+		return c.anyOrder(o, ptr, l)
 	}
 	if len(deps) > 0 || len(presence) > 0 {
 		return nil, c.errorf(ptr, "dependencies", "dependent properties or a oneOf of required lists in an object of more than %d properties are not supported here", anyOrderMax)
 	}
-	// Right to left: first[i] when nothing was written yet, rest[i] after.
-	// With minProperties 1, first[len] (no listed member written) needs an
-	// additional one.
-	tailFirst := &grammar.Node{Op: grammar.OpEmpty}
-	if nonEmpty {
+	// Right to left: first[i] when nothing was written yet, rest[i] after
+	// (each ends the object's inside). With minProperties 1, first[len]
+	// (no listed member written) needs an additional one.
+	var tailFirst *grammar.Node
+	switch {
+	case nonEmpty:
 		tailFirst = grammar.Alt()
+	default:
+		tailFirst = l.empty
 	}
-	tailRest := &grammar.Node{Op: grammar.OpEmpty}
+	tailRest := l.close
 	if more != nil {
 		most := -1
 		if c.opts.Bounded {
 			most = BoundedItems - 1
 		}
-		sepMore := grammar.Repeat(grammar.Seq(ws, lit(","), ws, more), 0, most)
-		tailRest = sepMore
-		tailFirst = grammar.Seq(more, sepMore)
-		if !nonEmpty {
-			tailFirst = grammar.Repeat(tailFirst, 0, 1)
-		}
+		sepMore := grammar.Repeat(grammar.Seq(l.comma, more), 0, most)
+		tailRest = grammar.Seq(sepMore, l.close)
+		some := grammar.Seq(l.open, more, sepMore, l.close)
+		tailFirst = grammar.Alt(some, tailFirst)
 	}
 	first, rest := c.rule(tailFirst), c.rule(tailRest)
 	for i := len(members) - 1; i >= 0; i-- {
@@ -215,8 +216,8 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		if m == nil {
 			continue
 		}
-		f := grammar.Seq(m, rest)
-		r := grammar.Seq(ws, lit(","), ws, m)
+		f := grammar.Seq(l.open, m, rest)
+		r := grammar.Seq(l.comma, m)
 		if !required[names[i]] {
 			f = grammar.Alt(f, first)
 			r = grammar.Repeat(r, 0, 1)
@@ -225,7 +226,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		// however the rules are inlined.
 		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
 	}
-	return grammar.Seq(lit("{"), ws, first, ws, lit("}")), nil
+	return grammar.Seq(lit("{"), first, lit("}")), nil
 }
 
 // patternMembers compiles patternProperties: one member whose key
@@ -233,7 +234,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 // other key may appear), the patterns' schemas are all the same (a key
 // matching several needs no intersection) and no listed property name
 // matches a pattern (its value would need both schemas).
-func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []string, ptr string) (*grammar.Node, error) {
+func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []string, ptr string, l layout) (*grammar.Node, error) {
 	m, ok := pp.(map[string]any)
 	if !ok {
 		return nil, c.errorf(ptr, "patternProperties", "must be an object")
@@ -282,15 +283,16 @@ func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []
 		}
 		keys = append(keys, n)
 	}
-	v, err := c.schema(m[pats[0]], ptr+"/patternProperties/"+escapePointer(pats[0]))
+	v, err := c.nested(func() (*grammar.Node, error) {
+		return c.schema(m[pats[0]], ptr+"/patternProperties/"+escapePointer(pats[0]))
+	})
 	if isEmpty(err) {
 		return nil, nil // no value fits: no such key may appear
 	}
 	if err != nil {
 		return nil, err
 	}
-	ws := c.ws()
-	return c.rule(grammar.Seq(lit(`"`), grammar.Alt(keys...), lit(`"`), ws, lit(":"), ws, v)), nil
+	return c.rule(grammar.Seq(lit(`"`), grammar.Alt(keys...), lit(`"`), l.colon, v)), nil
 }
 
 // anyOrderMax is the most listed properties an object accepts in any
@@ -357,7 +359,7 @@ func (o *objectShape) tracked() int {
 // those in dependencies are, and the others may repeat: JSON leaves
 // duplicate names to the reader, and the validator (as Go's and Python's
 // decoders) keeps the last, which satisfies its schema like every other.
-func (c *compiler) anyOrder(o objectShape, ptr string) (*grammar.Node, error) {
+func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node, error) {
 	var idx []int // members that can be present
 	for i, m := range o.members {
 		if m != nil {
@@ -425,11 +427,10 @@ func (c *compiler) anyOrder(o objectShape, ptr string) (*grammar.Node, error) {
 	if !possible {
 		return nil, c.emptyf(ptr, "required", "no set of properties satisfies required, dependencies and oneOf together")
 	}
-	ws := c.ws()
-	sep := grammar.Seq(ws, lit(","), ws)
+	sep := l.comma
 	// after[set]: what may follow once the tracked members in set, and
-	// at least one member, were written. Rules are named first, bodies
-	// filled after.
+	// at least one member, were written, to the end of the object's
+	// inside. Rules are named first, bodies filled after.
 	after := make([]*grammar.Node, full+1)
 	at := make([]int, full+1)
 	for set := range full + 1 {
@@ -447,21 +448,21 @@ func (c *compiler) anyOrder(o objectShape, ptr string) (*grammar.Node, error) {
 			alts = append(alts, grammar.Seq(sep, o.more, after[set]))
 		}
 		if canEnd(set) {
-			alts = append(alts, &grammar.Node{Op: grammar.OpEmpty})
+			alts = append(alts, l.close)
 		}
 		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
 	}
 	var first []*grammar.Node
 	for k := range idx {
-		first = append(first, grammar.Seq(memberRule[k], after[bit[k]]))
+		first = append(first, grammar.Seq(l.open, memberRule[k], after[bit[k]]))
 	}
 	if o.more != nil {
-		first = append(first, grammar.Seq(o.more, after[0]))
+		first = append(first, grammar.Seq(l.open, o.more, after[0]))
 	}
 	if canEnd(0) && !o.nonEmpty {
-		first = append(first, &grammar.Node{Op: grammar.OpEmpty})
+		first = append(first, l.empty)
 	}
-	return grammar.Seq(lit("{"), ws, grammar.Alt(first...), ws, lit("}")), nil
+	return grammar.Seq(lit("{"), grammar.Alt(first...), lit("}")), nil
 }
 
 // presenceOneOf recognises a oneOf whose branches only list required
@@ -746,7 +747,7 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		if i >= max && max >= 0 {
 			break
 		}
-		n, err := c.schema(p, fmt.Sprintf("%s/prefixItems/%d", ptr, i))
+		n, err := c.nested(func() (*grammar.Node, error) { return c.schema(p, fmt.Sprintf("%s/prefixItems/%d", ptr, i)) })
 		if err != nil {
 			return nil, err
 		}
@@ -755,15 +756,15 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 	var restNode *grammar.Node
 	if rest != nil && (max < 0 || max > len(prefix)) {
 		var err error
-		if restNode, err = c.schema(rest, restPtr); err != nil {
+		if restNode, err = c.nested(func() (*grammar.Node, error) { return c.schema(rest, restPtr) }); err != nil {
 			return nil, err
 		}
 	}
 	if len(elems) < min && restNode == nil {
 		return nil, c.errorf(ptr, "minItems", "more items required than the schema allows")
 	}
-	ws := c.ws()
-	sep := grammar.Seq(ws, lit(","), ws)
+	l := c.layout()
+	sep := l.comma
 	// after(i): the items from index i on, each preceded by a separator.
 	var after func(i int) *grammar.Node
 	after = func(i int) *grammar.Node {
@@ -797,13 +798,10 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 	default:
 		body = &grammar.Node{Op: grammar.OpEmpty}
 	}
-	if min == 0 && body.Op != grammar.OpEmpty {
-		body = grammar.Repeat(body, 0, 1)
+	if max == 0 || body.Op == grammar.OpEmpty {
+		body = nil
 	}
-	if max == 0 {
-		body = &grammar.Node{Op: grammar.OpEmpty}
-	}
-	return grammar.Seq(lit("["), ws, body, ws, lit("]")), nil
+	return l.wrap("[", "]", body, min == 0), nil
 }
 
 func max0(x int) int { return max(x, 0) }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -78,10 +79,19 @@ func TestOfficialSuite(t *testing.T) {
 					continue
 				}
 				res.Compiled++
+				gi, err := Compile(schema, Options{Indent: "\t"})
+				require.NoError(t, err, "indented, where flexible compiles")
+				pi, err := grammar.Compile(gi)
+				require.NoError(t, err)
 				for _, tc := range cs.Tests {
 					text, err := pyjson.Dumps(tc.Data)
 					require.NoError(t, err)
 					got := acceptsText(p, text)
+					// Indented: the same answer on the text as
+					// json.MarshalIndent lays it out.
+					if ind, ok := indentText(t, []byte(text), "\t"); ok {
+						assert.Equal(t, got, acceptsText(pi, ind), "indented %s / %s / %s: %q", filepath.Base(f), cs.Description, tc.Description, ind)
+					}
 					switch {
 					case got == tc.Valid:
 						res.Correct++
@@ -140,4 +150,30 @@ func acceptsText(p *grammar.Prog, text string) bool {
 		}
 	}
 	return ps.CanEnd()
+}
+
+// indentText lays the JSON text data out as json.MarshalIndent would,
+// keeping its key order; false when it nests deeper than Options.Indent
+// indents.
+func indentText(t *testing.T, data []byte, indent string) (string, bool) {
+	var b bytes.Buffer
+	require.NoError(t, json.Indent(&b, data, "", indent))
+	depth, most := 0, 0
+	inString, escaped := false, false
+	for _, ch := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && ch == '\\':
+			escaped = true
+		case ch == '"':
+			inString = !inString
+		case !inString && (ch == '{' || ch == '['):
+			depth++
+			most = max(most, depth)
+		case !inString && (ch == '}' || ch == ']'):
+			depth--
+		}
+	}
+	return b.String(), most <= maxIndentDepth
 }

@@ -1,0 +1,68 @@
+package jsonschema
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// maxIndentDepth is the deepest level Options.Indent indents: values
+// nested deeper are written compact, so a recursive schema compiles to
+// finitely many rules (one copy per level).
+const maxIndentDepth = 16
+
+// layout is the whitespace of one object or array, by its role.
+type layout struct {
+	open  *grammar.Node // after "{" or "[", before the first member or item
+	comma *grammar.Node // between two members or items, with the comma
+	colon *grammar.Node // between a key and its value, with the colon
+	close *grammar.Node // after the last member or item
+	empty *grammar.Node // between "{" and "}" (or "[" and "]") of an empty one
+}
+
+// layout returns the whitespace of an object or array at the current
+// depth: flexible (bounded runs of JSON whitespace), compact, or
+// indented as json.MarshalIndent writes it.
+func (c *compiler) layout() layout {
+	none := &grammar.Node{Op: grammar.OpEmpty}
+	switch {
+	case c.opts.Indent != "" && c.depth < maxIndentDepth:
+		inner := lit("\n" + strings.Repeat(c.opts.Indent, c.depth+1))
+		return layout{open: inner, comma: grammar.Seq(lit(","), inner), colon: lit(": "),
+			close: lit("\n" + strings.Repeat(c.opts.Indent, c.depth)), empty: none}
+	case c.opts.Indent != "":
+		return layout{open: none, comma: lit(","), colon: lit(":"), close: none, empty: none}
+	}
+	ws := c.ws()
+	return layout{open: ws, comma: grammar.Seq(ws, lit(","), ws), colon: grammar.Seq(ws, lit(":"), ws), close: ws, empty: ws}
+}
+
+// wrap is an object or array: open and close around items (nil when
+// there are none), which may be left out (an empty one) when optional.
+func (l layout) wrap(open, close string, items *grammar.Node, optional bool) *grammar.Node {
+	if items == nil {
+		return grammar.Seq(lit(open), l.empty, lit(close))
+	}
+	inside := grammar.Seq(l.open, items, l.close)
+	if optional {
+		inside = grammar.Alt(inside, l.empty)
+	}
+	return grammar.Seq(lit(open), inside, lit(close))
+}
+
+// nested compiles f one level deeper: a member's value or an item.
+func (c *compiler) nested(f func() (*grammar.Node, error)) (*grammar.Node, error) {
+	c.depth++
+	defer func() { c.depth-- }()
+	return f()
+}
+
+// level is the suffix of a rule compiled at the current depth: the same
+// schema indents differently at each level.
+func (c *compiler) level() string {
+	if c.opts.Indent == "" {
+		return ""
+	}
+	return fmt.Sprintf("@%d", min(c.depth, maxIndentDepth))
+}
