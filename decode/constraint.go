@@ -3,6 +3,7 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -54,7 +55,17 @@ type Automaton struct {
 	// build serialises the computing of new state masks, which grows dfa.
 	build sync.Mutex
 	dfa   *grammar.LocalDFA
+	// contexts keys whole parse states; cdDone caches, under mu, the
+	// context-dependent tokens a whole state allows (a state recurs at
+	// every character of a string, say), up to cdCacheMax tokens.
+	contexts grammar.ContextTable
+	cdDone   map[uint32][]int32
+	cdTokens int
 }
+
+// cdCacheMax bounds how many token ids an Automaton keeps in its cache
+// of context-dependent results.
+const cdCacheMax = 1 << 24
 
 // stateMask is what a parser state allows, as far as it can be known
 // from the state alone.
@@ -161,7 +172,10 @@ func (a *Automaton) Vocab() *Vocab { return a.vocab }
 // NewMatcher returns a matcher at the start of the grammar.
 func (a *Automaton) NewMatcher() *Matcher {
 	m := &Matcher{a: a, p: grammar.NewParser(a.prog)}
-	m.allow = func(tok int32) { m.mask[tok/32] |= 1 << (tok % 32) }
+	m.allow = func(tok int32) {
+		m.mask[tok/32] |= 1 << (tok % 32)
+		m.allowed = append(m.allowed, tok)
+	}
 	return m
 }
 
@@ -187,6 +201,8 @@ type Matcher struct {
 	sig    []uint32
 	mask   []uint32 // the mask being filled, for allow
 	allow  func(tok int32)
+	// allowed collects the context-dependent tokens allow sets.
+	allowed []int32
 }
 
 var _ Constraint = (*Matcher)(nil)
@@ -211,8 +227,7 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	e, m.sig = m.a.stateMask(m.p, m.sig)
 	clear(mask[copy(mask, e.acc):])
 	if e.cd != nil {
-		m.mask = mask
-		e.cd.walk(m.a.vocab, m.p, m.allow)
+		m.fillContextDependent(e.cd, mask)
 	}
 	m.p.WaitingTokenSets(func(set int) {
 		for i, w := range m.a.tokenSets[set] {
@@ -225,6 +240,36 @@ func (m *Matcher) FillMask(mask []uint32) error {
 		}
 	}
 	return nil
+}
+
+// fillContextDependent sets the bits of the context-dependent tokens
+// cd that the whole parse state allows: from the cache when this state
+// was seen before, else by walking them through the parser.
+func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
+	a := m.a
+	key := m.p.ContextKey(&a.contexts)
+	a.mu.RLock()
+	toks, ok := a.cdDone[key]
+	a.mu.RUnlock()
+	if ok {
+		for _, tok := range toks {
+			mask[tok/32] |= 1 << (tok % 32)
+		}
+		return
+	}
+	m.mask, m.allowed = mask, m.allowed[:0]
+	cd.walk(a.vocab, m.p, m.allow)
+	a.mu.Lock()
+	if a.cdTokens+len(m.allowed) <= cdCacheMax {
+		if a.cdDone == nil {
+			a.cdDone = map[uint32][]int32{}
+		}
+		if _, dup := a.cdDone[key]; !dup {
+			a.cdDone[key] = slices.Clone(m.allowed)
+			a.cdTokens += len(m.allowed) + 1
+		}
+	}
+	a.mu.Unlock()
 }
 
 // Advance commits token t.

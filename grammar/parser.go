@@ -40,6 +40,12 @@ type Parser struct {
 	seen    keySet
 	buildAt uint32 // index of the set being built
 	kernel  []item // scratch for AdvanceToken
+	// The call-items keys of sets for ContextKey, from ctxTab: ctxLive
+	// by live set, ctxCommitted by committed set (as cSet); 0 unknown.
+	ctxTab       *ContextTable
+	ctxLive      []uint32
+	ctxCommitted []uint32
+	ctxBuf       []uint32
 }
 
 // NewParser returns a parser at the start of p's language.
@@ -55,6 +61,7 @@ func (ps *Parser) Reset() {
 	ps.sets = append(ps.sets[:0], 0)
 	ps.base, ps.gcAt = 0, 0
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:0], ps.cSet[:0], ps.cOff[:0]
+	ps.ctxLive, ps.ctxCommitted = ps.ctxLive[:0], ps.ctxCommitted[:0]
 	ps.begin(0)
 	ps.add(ps.prog.Rules[ps.prog.Start].Start, 0)
 	ps.close(0)
@@ -81,6 +88,9 @@ func (ps *Parser) Pop(n int) {
 	k := len(ps.sets) - n
 	ps.items = ps.items[:ps.sets[k]]
 	ps.sets = ps.sets[:k]
+	if len(ps.ctxLive) > k {
+		ps.ctxLive = ps.ctxLive[:k]
+	}
 }
 
 // Truncate undoes steps until Len() is n: a snapshot is just a length.
@@ -132,7 +142,20 @@ func (ps *Parser) CommitTo(n int) {
 		if len(ps.cItems) > off {
 			ps.cSet = append(ps.cSet, ps.base+uint32(k))
 			ps.cOff = append(ps.cOff, uint32(off))
+			var key uint32
+			if k < len(ps.ctxLive) {
+				key = ps.ctxLive[k]
+			}
+			for len(ps.ctxCommitted) < len(ps.cSet)-1 {
+				ps.ctxCommitted = append(ps.ctxCommitted, 0)
+			}
+			ps.ctxCommitted = append(ps.ctxCommitted, key)
 		}
+	}
+	if len(ps.ctxLive) > last {
+		ps.ctxLive = ps.ctxLive[:copy(ps.ctxLive, ps.ctxLive[last:])]
+	} else {
+		ps.ctxLive = ps.ctxLive[:0]
 	}
 	shift := ps.sets[last]
 	n2 := copy(ps.items, ps.items[shift:])
@@ -188,10 +211,17 @@ func (ps *Parser) collect() {
 		from, to := int(ps.cOff[j]), end(j)
 		copy(ps.cItems[w:], ps.cItems[from:to])
 		ps.cSet[k], ps.cOff[k] = ps.cSet[j], uint32(w)
+		if k < len(ps.ctxCommitted) {
+			ps.ctxCommitted[k] = 0
+			if j < len(ps.ctxCommitted) {
+				ps.ctxCommitted[k] = ps.ctxCommitted[j]
+			}
+		}
 		w += to - from
 		k++
 	}
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:w], ps.cSet[:k], ps.cOff[:k]
+	ps.ctxCommitted = ps.ctxCommitted[:min(k, len(ps.ctxCommitted))]
 }
 
 // StateBytes returns the memory the parse state occupies, in bytes.
@@ -405,6 +435,7 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.cSet = append(ps.cSet[:0], other.cSet...)
 	ps.cOff = append(ps.cOff[:0], other.cOff...)
 	ps.gcAt = other.gcAt
+	ps.ctxTab = nil // keys are computed again
 }
 
 // Signature appends to buf a key of the current step's state as a local

@@ -1,0 +1,112 @@
+package grammar
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// ContextTable interns whole parse states for Parser.ContextKey. It is
+// safe for concurrent use; parsers of one Prog share it so that their
+// keys compare.
+type ContextTable struct {
+	mu  sync.Mutex
+	ids map[string]uint32
+}
+
+// Len returns how many distinct keys the table holds.
+func (t *ContextTable) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.ids)
+}
+
+func (t *ContextTable) intern(key []uint32) uint32 {
+	s := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(key))), 4*len(key))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	if t.ids == nil {
+		t.ids = map[string]uint32{}
+	}
+	id := uint32(len(t.ids) + 1)
+	t.ids[strings.Clone(s)] = id
+	return id
+}
+
+// ContextKey returns a key of the whole parse state at the current
+// step: the current set's items, and, through their origins, the call
+// items every completion can return to, transitively. Two states with
+// the same key (from the same table) accept exactly the same
+// continuations, so a result computed for one holds for the other. The
+// keys of earlier steps are remembered, so a step costs about its own
+// items.
+func (ps *Parser) ContextKey(t *ContextTable) uint32 {
+	if ps.ctxTab != t {
+		ps.ctxTab = t
+		ps.ctxLive, ps.ctxCommitted = ps.ctxLive[:0], ps.ctxCommitted[:0]
+	}
+	return ps.setKey(ps.top(), false)
+}
+
+// setKey interns set i: all its items, or with callsOnly (as an origin)
+// its call items, each with its origin's key (0 for this set itself).
+func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
+	memo := ps.keyMemo(i)
+	if callsOnly && memo != nil && *memo != 0 {
+		return *memo
+	}
+	var pairs []uint64
+	for _, it := range ps.set(i) {
+		if callsOnly && ps.prog.Inst[it.pc].Op != InstCall {
+			continue
+		}
+		var ref uint32
+		if int(it.origin) != i {
+			ref = ps.setKey(int(it.origin), true)
+		}
+		pairs = append(pairs, uint64(it.pc)<<32|uint64(ref))
+	}
+	slices.Sort(pairs)
+	pairs = slices.Compact(pairs)
+	key := ps.ctxBuf[:0]
+	if callsOnly {
+		key = append(key, 1)
+	} else {
+		key = append(key, 0)
+	}
+	for _, p := range pairs {
+		key = append(key, uint32(p>>32), uint32(p))
+	}
+	ps.ctxBuf = key
+	id := ps.ctxTab.intern(key)
+	if callsOnly {
+		if memo = ps.keyMemo(i); memo != nil { // the recursion may have grown the memo
+			*memo = id
+		}
+	}
+	return id
+}
+
+// keyMemo returns where the call-items key of set i is remembered, or
+// nil for a committed set without call items.
+func (ps *Parser) keyMemo(i int) *uint32 {
+	if i >= int(ps.base) {
+		k := i - int(ps.base)
+		for len(ps.ctxLive) <= k {
+			ps.ctxLive = append(ps.ctxLive, 0)
+		}
+		return &ps.ctxLive[k]
+	}
+	j, found := slices.BinarySearch(ps.cSet, uint32(i))
+	if !found {
+		return nil
+	}
+	for len(ps.ctxCommitted) <= j {
+		ps.ctxCommitted = append(ps.ctxCommitted, 0)
+	}
+	return &ps.ctxCommitted[j]
+}

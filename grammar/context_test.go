@@ -1,0 +1,99 @@
+package grammar
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// continuations lists, for every text of up to n bytes from alphabet,
+// whether ps accepts it and whether it can end after it.
+func continuations(ps *Parser, alphabet []byte, n int) []bool {
+	var out []bool
+	var walk func(d int)
+	walk = func(d int) {
+		out = append(out, ps.CanEnd())
+		if d == n {
+			return
+		}
+		for _, b := range alphabet {
+			ok := ps.Push(b)
+			out = append(out, ok)
+			if ok {
+				walk(d + 1)
+				ps.Pop(1)
+			}
+		}
+	}
+	walk(0)
+	return out
+}
+
+// TestContextKey checks that states with the same ContextKey accept the
+// same continuations, that keys do not depend on commits and pops along
+// the way, and that recurring states share keys.
+func TestContextKey(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	sentences := []string{
+		`{"a": [1,2, "x\"y"], "bcd":{"e":null}}`,
+		`["hello", {"k":"v"}, [[]], 123, [["ab"], ["ab"]]]`,
+		`{"a": {"a": {"a": "xx", "b": "xx"}, "b": 1}, "b": [{"a": "xx"}]}`,
+	}
+	alphabet := []byte(`{}[],:" 01anx`)
+	var tab ContextTable
+	seen := map[uint32][]bool{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	distinct := 0
+	for _, sent := range sentences {
+		committing := NewParser(prog)
+		fresh := NewParser(prog)
+		for i := 0; i <= len(sent); i++ {
+			if i > 0 {
+				require.True(t, committing.Push(sent[i-1]))
+				require.True(t, fresh.Push(sent[i-1]))
+				// A detour that is popped again must not leave stale keys.
+				for range rng.IntN(3) {
+					if committing.Push(alphabet[rng.IntN(len(alphabet))]) {
+						committing.ContextKey(&tab)
+						committing.Pop(1)
+					}
+				}
+				if rng.IntN(3) == 0 {
+					committing.Commit()
+				}
+			}
+			key := committing.ContextKey(&tab)
+			assert.Equal(t, key, fresh.ContextKey(&tab), "%q at %d: commits change the key", sent, i)
+			cont := continuations(fresh, alphabet, 3)
+			if prev, ok := seen[key]; ok {
+				assert.Equal(t, prev, cont, "%q at %d: same key, different continuations", sent, i)
+			} else {
+				seen[key] = cont
+				distinct++
+			}
+		}
+	}
+	assert.Less(t, distinct, total(sentences))
+	// Inside a string, every step after the first character is the
+	// same state.
+	ps := NewParser(prog)
+	keys := map[uint32]bool{}
+	for i, b := range []byte(`["` + "abcabcabcabcabcabcabcabc") {
+		require.True(t, ps.Push(b))
+		if i >= 2 {
+			keys[ps.ContextKey(&tab)] = true
+		}
+	}
+	assert.Len(t, keys, 1)
+}
+
+func total(sentences []string) int {
+	n := 0
+	for _, s := range sentences {
+		n += len(s) + 1
+	}
+	return n
+}
