@@ -119,11 +119,22 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 			v |= 1
 		}
 	}
+	// Every byte matched by the same byte items as b leads to the same
+	// state: record the transition for all of them at once.
+	hi := d.uniformTo(s, b, 0xFF)
 	st := &d.states[s]
+	lo := byte(0)
+	if i, found := slices.BinarySearch(st.cuts, b); found {
+		lo = b
+	} else if i > 0 {
+		lo = st.cuts[i-1]
+	}
 	if st.next == nil {
 		st.next = new([256]uint32)
 	}
-	st.next[b] = v
+	for x := int(lo); x <= int(hi); x++ {
+		st.next[x] = v
+	}
 	return next, taint
 }
 
