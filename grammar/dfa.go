@@ -54,6 +54,11 @@ type LocalDFA struct {
 	// scratch for Absorbs
 	absorbSeen map[absorbKey]bool
 	absorbWork []absorbKey
+	// absorbsAll marks the states proven to absorb text of any length
+	// over absorbASCII (every state such text reaches from one that
+	// absorbs it absorbs it too).
+	absorbsAll  map[int32]bool
+	absorbASCII [2]uint64
 }
 
 // NewLocalDFA returns an empty automaton for p.
@@ -294,6 +299,15 @@ const (
 // a state that does absorb them (after absorbLimit steps, say), never
 // true for one that does not.
 func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
+	if ascii != d.absorbASCII {
+		d.absorbASCII, d.absorbsAll = ascii, map[int32]bool{}
+	}
+	if d.absorbsAll == nil {
+		d.absorbsAll = map[int32]bool{}
+	}
+	if d.absorbsAll[s] {
+		return true // also within any bound
+	}
 	if d.absorbSeen == nil {
 		d.absorbSeen = map[absorbKey]bool{}
 	}
@@ -336,6 +350,10 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 				if k.seq == seqStart {
 					nk.chars++
 				}
+				if nk.seq == seqStart && d.absorbsAll[n] {
+					lo = int(hi) + 1
+					continue // proven before: whatever follows is absorbed
+				}
 				seen := nk
 				if maxChars < 0 {
 					seen.chars = 0 // the state alone decides what follows
@@ -351,6 +369,13 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 					work = append(work, nk)
 				}
 				lo = int(hi) + 1
+			}
+		}
+	}
+	if maxChars < 0 {
+		for _, k := range work {
+			if k.seq == seqStart {
+				d.absorbsAll[k.s] = true
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -158,4 +159,49 @@ func TestAbsorbs(t *testing.T) {
 			require.Equal(t, len(b), pushed, "%q then %q: absorbed, yet the parser refuses", tt.prefix, string(text))
 		}
 	}
+}
+
+// TestAbsorbsRemembers checks that what one DFA remembers of earlier
+// Absorbs calls (states proven to absorb any text) changes no answer:
+// many states, asked in random order of one automaton, answer as each
+// does alone in a fresh one.
+func TestAbsorbsRemembers(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	var plain [2]uint64
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			plain[c/64] |= 1 << (c % 64)
+		}
+	}
+	sentences := []string{`{"a": "xyz", "bcd": ["p q", {"e": "héllo"}]}`, `["a b c d e f", 'no ecks', "\n"]`}
+	type query struct {
+		prefix   string
+		maxChars int
+	}
+	var queries []query
+	for _, s := range sentences {
+		for cut := range len(s) + 1 {
+			for _, n := range []int{-1, 16, 3} {
+				queries = append(queries, query{s[:cut], n})
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	rng.Shuffle(len(queries), func(i, j int) { queries[i], queries[j] = queries[j], queries[i] })
+	shared := NewLocalDFA(prog)
+	trues := 0
+	for _, q := range queries {
+		ps := NewParser(prog)
+		for i := 0; i < len(q.prefix); i++ {
+			require.True(t, ps.Push(q.prefix[i]))
+		}
+		fresh := NewLocalDFA(prog)
+		want := fresh.Absorbs(fresh.Start(ps), plain, q.maxChars)
+		assert.Equal(t, want, shared.Absorbs(shared.Start(ps), plain, q.maxChars), "%q within %d", q.prefix, q.maxChars)
+		if want {
+			trues++
+		}
+	}
+	assert.Positive(t, trues)
 }
