@@ -1,7 +1,6 @@
 package grammar
 
 import (
-	"encoding/binary"
 	"slices"
 )
 
@@ -18,8 +17,8 @@ type dfaItem struct {
 	origin int32
 }
 
-// dfaState is one state: its byte and call items, sorted, and its
-// transitions as they are learnt.
+// dfaState is one state: its byte and call items, and its transitions
+// as they are learnt.
 type dfaState struct {
 	items []dfaItem
 	next  *[256]uint32 // 0 unknown, dfaRefused, or (id+2)<<1 | tainted
@@ -44,12 +43,10 @@ const dfaRefused = 1
 type LocalDFA struct {
 	prog   *Prog
 	states []dfaState
-	index  map[string]int32
+	index  map[uint64][]int32 // states by stateHash of their items
 	// scratch for building a state
 	items []dfaItem
-	keys  []uint64
 	seen  keySet
-	key   []byte
 	taint bool
 	// scratch for Absorbs
 	absorbSeen map[absorbKey]bool
@@ -63,7 +60,7 @@ type LocalDFA struct {
 
 // NewLocalDFA returns an empty automaton for p.
 func NewLocalDFA(p *Prog) *LocalDFA {
-	return &LocalDFA{prog: p, index: map[string]int32{}}
+	return &LocalDFA{prog: p, index: map[uint64][]int32{}}
 }
 
 // States returns how many states have been built.
@@ -215,31 +212,59 @@ func (d *LocalDFA) close() {
 
 // intern returns the id of the state being built, adding it if new.
 // Only byte and call items are kept: the others neither consume bytes
-// nor are looked up by completions.
+// nor are looked up by completions. States are found by a hash that does
+// not depend on the items' order, and told apart by the set of items
+// just built (seen), so that no sort is needed.
 func (d *LocalDFA) intern() int32 {
-	keys := d.keys[:0]
+	var h uint64
+	n := 0
 	for _, it := range d.items {
 		if op := d.prog.Inst[it.pc].Op; op == InstByte || op == InstCall {
-			keys = append(keys, it.key())
+			h += mix64(it.key())
+			n++
 		}
 	}
-	slices.Sort(keys)
-	d.keys = keys
-	d.key = d.key[:0]
-	for _, k := range keys {
-		d.key = binary.LittleEndian.AppendUint64(d.key, k)
+	h = mix64(h + uint64(n))
+	for _, id := range d.index[h] {
+		if d.isBuilt(id, n) {
+			return id
+		}
 	}
-	if id, ok := d.index[string(d.key)]; ok {
-		return id
+	items := make([]dfaItem, 0, n)
+	for _, it := range d.items {
+		if op := d.prog.Inst[it.pc].Op; op == InstByte || op == InstCall {
+			items = append(items, it)
+		}
 	}
 	id := int32(len(d.states))
-	items := make([]dfaItem, len(keys))
-	for i, k := range keys {
-		items[i] = dfaItem{pc: uint32(k >> 32), origin: int32(uint32(k))}
-	}
 	d.states = append(d.states, dfaState{items: items})
-	d.index[string(d.key)] = id
+	d.index[h] = append(d.index[h], id)
 	return id
+}
+
+// isBuilt reports whether state id holds exactly the n byte and call
+// items of the state being built.
+func (d *LocalDFA) isBuilt(id int32, n int) bool {
+	items := d.states[id].items
+	if len(items) != n {
+		return false
+	}
+	for _, it := range items {
+		if !d.seen.Has(it.key()) {
+			return false
+		}
+	}
+	return true
+}
+
+// mix64 is splitmix64's finaliser: it spreads a key's bits, so that sums
+// of mixed keys rarely collide.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xBF58476D1CE4E5B9
+	x ^= x >> 27
+	x *= 0x94D049BB133111EB
+	return x ^ x>>31
 }
 
 // absorbKey is a step of Absorbs: a state, and where in a UTF-8

@@ -48,6 +48,24 @@ func (s *keySet) Add(key uint64) bool {
 	}
 }
 
+// Has reports whether key is in the set.
+func (s *keySet) Has(key uint64) bool {
+	if len(s.slots) == 0 {
+		return false
+	}
+	mask := uint64(len(s.slots) - 1)
+	h := (key * 0x9E3779B97F4A7C15) >> 32
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if sl.gen != s.gen {
+			return false
+		}
+		if sl.key == key {
+			return true
+		}
+	}
+}
+
 // grow doubles the table, keeping the current generation's keys.
 func (s *keySet) grow() {
 	old := s.slots
