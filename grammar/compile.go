@@ -110,6 +110,7 @@ type compiler struct {
 	prog       *Prog
 	productive []bool
 	err        error
+	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
 }
 
 func (c *compiler) checkRefs(n *Node) error {
@@ -214,12 +215,16 @@ func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 	case OpBytes:
 		return c.bytes(n.Bytes, next), nil
 	case OpClass:
+		// The sequences share their equal suffixes (the continuation
+		// bytes of multi-byte characters): a smaller program, and one
+		// parser state where there would be a copy per lead byte.
 		var alts []uint32
+		c.classInst = c.classInst[:0]
 		for i := 0; i+1 < len(n.Ranges); i += 2 {
 			for _, seq := range utf8Sequences(n.Ranges[i], n.Ranges[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
-					at = c.emit(Inst{Op: InstByte, Lo: seq[j].lo, Hi: seq[j].hi, Out: at})
+					at = c.classByte(seq[j].lo, seq[j].hi, at)
 				}
 				alts = append(alts, at)
 			}
@@ -314,6 +319,21 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name}
 	c.index[call.Name] = int(rule)
 	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
+}
+
+// classByte returns a byte instruction [lo, hi] going on at out, shared
+// with an equal one of the class being compiled.
+func (c *compiler) classByte(lo, hi byte, out uint32) uint32 {
+	for _, at := range c.classInst {
+		if in := &c.prog.Inst[at]; in.Lo == lo && in.Hi == hi && in.Out == out {
+			return at
+		}
+	}
+	at := c.emit(Inst{Op: InstByte, Lo: lo, Hi: hi, Out: out})
+	if c.err == nil {
+		c.classInst = append(c.classInst, at)
+	}
+	return at
 }
 
 func (c *compiler) bytes(b []byte, next uint32) uint32 {

@@ -136,3 +136,33 @@ func TestUTF8SequencesCoverExactly(t *testing.T) {
 		assert.Equal(t, want, n, "%x-%x", r[0], r[1])
 	}
 }
+
+// TestClassSharesContinuations checks that a class's UTF-8 sequences
+// share their equal suffixes, and still accept exactly the class: every
+// encoding at the edges of each length, no surrogate, no overlong form.
+func TestClassSharesContinuations(t *testing.T) {
+	p, err := Compile(&Grammar{Start: "s", Rules: []Rule{{Name: "s", Body: Class(0x80, 0x10FFFF)}}})
+	require.NoError(t, err)
+	cont := 0
+	for _, in := range p.Inst {
+		if in.Op == InstByte && in.Lo == 0x80 && in.Hi == 0xBF {
+			cont++
+		}
+	}
+	assert.Equal(t, 3, cont, "one continuation byte instruction per position from the end")
+	accepts := func(b []byte) bool {
+		ps := NewParser(p)
+		for _, c := range b {
+			if !ps.Push(c) {
+				return false
+			}
+		}
+		return ps.CanEnd()
+	}
+	for _, r := range []rune{0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x3FFFF, 0x40000, 0x10FFFF} {
+		assert.True(t, accepts([]byte(string(r))), "%U", r)
+	}
+	for _, b := range [][]byte{{0x7F}, {0xC0, 0x80}, {0xC1, 0xBF}, {0xE0, 0x9F, 0xBF}, {0xED, 0xA0, 0x80}, {0xF0, 0x8F, 0xBF, 0xBF}, {0xF4, 0x90, 0x80, 0x80}, {0xF5, 0x80, 0x80, 0x80}, {0xC2}} {
+		assert.False(t, accepts(b), "% x", b)
+	}
+}
