@@ -97,11 +97,19 @@ func (a *Automaton) stateMask(p *grammar.Parser, sigBuf []uint32) (*stateMask, [
 	var cd []int32
 	s0 := a.dfa.Start(p)
 	walk := a.trie
+	refused := 0 // a length of plain text that s0 refuses some of; 0 unknown
 	for _, sl := range walk.slices {
-		if a.dfa.Absorbs(s0, plainASCII, sl.maxChars) {
+		if refused > 0 && (sl.maxChars < 0 || sl.maxChars >= refused) {
+			continue // cannot absorb: no need to look
+		}
+		ok, r := a.dfa.AbsorbsOrRefuses(s0, plainASCII, sl.maxChars)
+		if ok {
 			copy(e.acc, sl.bits)
 			walk = sl.rest
 			break
+		}
+		if r > 0 {
+			refused = r
 		}
 	}
 	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(node int32) { cd = append(cd, node) })

@@ -324,6 +324,16 @@ const (
 // a state that does absorb them (after absorbLimit steps, say), never
 // true for one that does not.
 func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
+	ok, _ := d.AbsorbsOrRefuses(s, ascii, maxChars)
+	return ok
+}
+
+// AbsorbsOrRefuses is Absorbs, and when it answers false because some
+// such text of n characters is refused (or ends a rule that began before
+// the walk), that n: no bound of n or more is absorbed either, so a
+// caller trying several bounds can skip those. n is 0 when the walk gave
+// up at a limit instead.
+func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (bool, int) {
 	if ascii != d.absorbASCII {
 		d.absorbASCII, d.absorbsAll = ascii, map[int32]bool{}
 	}
@@ -331,7 +341,7 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 		d.absorbsAll = map[int32]bool{}
 	}
 	if d.absorbsAll[s] {
-		return true // also within any bound
+		return true, 0 // also within any bound
 	}
 	if d.absorbSeen == nil {
 		d.absorbSeen = map[absorbKey]bool{}
@@ -369,7 +379,11 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 				hi := d.uniformTo(k.s, byte(lo), e.hi)
 				n, taint := d.Step(k.s, byte(lo))
 				if n < 0 || taint {
-					return false
+					refused := int(k.chars) // the character this byte is part of, counted
+					if k.seq == seqStart {
+						refused++
+					}
+					return false, refused
 				}
 				nk := absorbKey{n, e.next, k.chars}
 				if k.seq == seqStart {
@@ -385,10 +399,10 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 				}
 				if !d.absorbSeen[seen] {
 					if len(d.absorbSeen) >= absorbLimit {
-						return false
+						return false, 0
 					}
 					if maxChars < 0 && nk.chars > absorbDepth {
-						return false
+						return false, 0
 					}
 					d.absorbSeen[seen] = true
 					work = append(work, nk)
@@ -404,7 +418,7 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 			}
 		}
 	}
-	return true
+	return true, 0
 }
 
 // uniformTo returns the last byte up to hi such that every byte from lo

@@ -198,10 +198,44 @@ func TestAbsorbsRemembers(t *testing.T) {
 		}
 		fresh := NewLocalDFA(prog)
 		want := fresh.Absorbs(fresh.Start(ps), plain, q.maxChars)
-		assert.Equal(t, want, shared.Absorbs(shared.Start(ps), plain, q.maxChars), "%q within %d", q.prefix, q.maxChars)
+		got, refused := shared.AbsorbsOrRefuses(shared.Start(ps), plain, q.maxChars)
+		assert.Equal(t, want, got, "%q within %d", q.prefix, q.maxChars)
+		if refused > 0 {
+			// Some text of that many characters is refused: no bound from
+			// there on is absorbed, and a bound just below may be.
+			for _, n := range []int{refused, refused + 7, -1} {
+				fresh := NewLocalDFA(prog)
+				assert.False(t, fresh.Absorbs(fresh.Start(ps), plain, n), "%q: refused at %d, yet absorbs %d", q.prefix, refused, n)
+			}
+		}
 		if want {
 			trues++
 		}
 	}
 	assert.Positive(t, trues)
+}
+
+// TestAbsorbsOrRefusesLength checks the length reported with a refusal
+// on a bounded key: after `{"ab` three more characters fit, a fourth is
+// refused.
+func TestAbsorbsOrRefusesLength(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	var plain [2]uint64
+	for c := 0x20; c < 0x80; c++ {
+		if c != '"' && c != '\\' {
+			plain[c/64] |= 1 << (c % 64)
+		}
+	}
+	ps := NewParser(prog)
+	for _, b := range []byte(`{"ab`) {
+		require.True(t, ps.Push(b))
+	}
+	d := NewLocalDFA(prog)
+	ok, refused := d.AbsorbsOrRefuses(d.Start(ps), plain, -1)
+	assert.False(t, ok)
+	assert.Equal(t, 4, refused)
+	ok, refused = d.AbsorbsOrRefuses(d.Start(ps), plain, 3)
+	assert.True(t, ok)
+	assert.Zero(t, refused)
 }
