@@ -68,6 +68,10 @@ type Node struct {
 	Name     string     // OpRef
 	Tokens   []TokenRef // OpToken
 	Negated  bool       // OpToken
+
+	// inlined marks the body of an inlined rule, as inline places it at
+	// every reference: compile emits its code once per continuation.
+	inlined bool
 }
 
 // Rule is a named production.

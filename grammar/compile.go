@@ -111,6 +111,7 @@ type compiler struct {
 	productive []bool
 	err        error
 	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
+	done       map[compiled]uint32
 }
 
 func (c *compiler) checkRefs(n *Node) error {
@@ -195,11 +196,38 @@ func (c *compiler) emit(in Inst) uint32 {
 func (c *compiler) split(a, b uint32) uint32 { return c.emit(Inst{Op: InstSplit, Out: a, Arg: b}) }
 
 // compile emits n so that it continues at next, and returns its entry.
-// n is productive.
+// n is productive. An inlined rule's body is one node at every
+// reference; its code depends only on it and next, and instructions do
+// not change once compile returns, so it is emitted once per next: one
+// copy, and one parser state, where each reference made its own.
 func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
+	if n.inlined {
+		key := compiled{n, next}
+		if at, ok := c.done[key]; ok {
+			return at, nil
+		}
+		at, err := c.compileNode(n, next)
+		if err == nil {
+			if c.done == nil {
+				c.done = map[compiled]uint32{}
+			}
+			c.done[key] = at
+		}
+		return at, err
+	}
+	return c.compileNode(n, next)
+}
+
+// compiled is a node compiled to continue at next.
+type compiled struct {
+	n    *Node
+	next uint32
+}
+
+func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 	switch n.Op {
 	case OpEmpty:
 		return next, nil

@@ -71,7 +71,9 @@ func inline(rules []Rule, start string) []Rule {
 		if nd.Op == OpRef {
 			if i, ok := index[nd.Name]; ok && inlined[i] {
 				if memo[i] == nil {
-					memo[i] = expand(rules[i].Body)
+					// A node of this compilation's own (the body may be
+					// the caller's), marked for compile to share.
+					memo[i] = &Node{Op: OpSeq, Pos: rules[i].Body.Pos, Subs: []*Node{expand(rules[i].Body)}, inlined: true}
 				}
 				return memo[i]
 			}

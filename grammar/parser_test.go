@@ -166,3 +166,42 @@ func TestClassSharesContinuations(t *testing.T) {
 		assert.False(t, accepts(b), "% x", b)
 	}
 }
+
+// TestInlinedRuleEmittedOncePerContinuation checks that an inlined rule
+// referenced twice with the same continuation is one copy of code, and
+// that the language is unchanged.
+func TestInlinedRuleEmittedOncePerContinuation(t *testing.T) {
+	g := &Grammar{Start: "s", Rules: []Rule{
+		{Name: "s", Body: Seq(Alt(Seq(Lit("p"), Ref("a")), Seq(Lit("q"), Ref("a"))), Lit("!"), Ref("a"))},
+		{Name: "a", Body: Repeat(Class('x', 'y'), 1, -1)},
+	}}
+	countX := func(p *Prog) int {
+		n := 0
+		for _, in := range p.Inst {
+			if in.Op == InstByte && in.Lo == 'x' {
+				n++
+			}
+		}
+		return n
+	}
+	p, err := Compile(g)
+	require.NoError(t, err)
+	one, err := Compile(&Grammar{Start: "s", Rules: []Rule{{Name: "s", Body: Seq(Ref("a"), Lit("!"))}, g.Rules[1]}})
+	require.NoError(t, err)
+	assert.Equal(t, 2*countX(one), countX(p), "one copy before \"!\", one at the end")
+	accepts := func(s string) bool {
+		ps := NewParser(p)
+		for i := 0; i < len(s); i++ {
+			if !ps.Push(s[i]) {
+				return false
+			}
+		}
+		return ps.CanEnd()
+	}
+	for _, s := range []string{"px!y", "qyx!xx"} {
+		assert.True(t, accepts(s), s)
+	}
+	for _, s := range []string{"p!x", "pz!x", "px!", "pxq!x"} {
+		assert.False(t, accepts(s), s)
+	}
+}
