@@ -1,5 +1,7 @@
 package grammar
 
+import "slices"
+
 // inlineBudget bounds how much inlining may grow a grammar, in
 // (estimated) instructions: a grammar may grow to twice its size, or to
 // inlineBudget when that is more.
@@ -23,17 +25,25 @@ func inline(rules []Rule, start string) []Rule {
 		index[r.Name] = i
 	}
 	n := len(rules)
-	calls := make([]map[int]int, n) // calls[a][b]: references from a to b
+	calls := make([]map[int]int, n)    // calls[a][b]: references from a to b
+	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
 	size := make([]int, n)
 	total := 0
-	for i, r := range rules {
+	for i := range rules {
 		calls[i] = map[int]int{}
+		callers[i] = map[int]bool{}
+	}
+	for i, r := range rules {
 		countRefs(r.Body, index, calls[i])
+		for x := range calls[i] {
+			callers[x][i] = true
+		}
 		size[i] = unrolled(r.Body)
 		total += size[i]
 	}
 	budget := max(inlineBudget, 2*total)
 	inlined := make([]bool, n)
+	var order []int // callers of the rule being inlined, in rule order
 	for changed := true; changed; {
 		changed = false
 		for x := range rules {
@@ -41,22 +51,24 @@ func inline(rules []Rule, start string) []Rule {
 				continue
 			}
 			uses := 0
-			for c := range n {
+			order = order[:0]
+			for c := range callers[x] {
 				if !inlined[c] {
 					uses += calls[c][x]
+					order = append(order, c)
 				}
 			}
 			if uses == 0 || total+uses*size[x] > budget {
 				continue
 			}
-			for c := range n {
+			slices.Sort(order)
+			for _, c := range order {
 				k := calls[c][x]
-				if inlined[c] || k == 0 {
-					continue
-				}
 				delete(calls[c], x)
+				delete(callers[x], c)
 				for d, m := range calls[x] {
 					calls[c][d] += k * m
+					callers[d][c] = true
 				}
 				size[c] += k * size[x]
 			}
