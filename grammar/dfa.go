@@ -311,7 +311,7 @@ var seqEdges = [...][]seqEdge{
 // within a few characters (or a few property names' length), while a
 // chain that goes on is a bounded string, which cannot absorb it.
 const (
-	absorbLimit = 4096
+	absorbLimit = 1024
 	absorbDepth = 64
 )
 
