@@ -13,6 +13,11 @@ import (
 type item struct {
 	pc     uint32
 	origin uint32
+	// call is the rule a call item waits for, plus one (0 for other
+	// items): a completion scans its origin set for its callers, and
+	// reading this beside the item is much cheaper than looking up each
+	// instruction.
+	call uint32
 }
 
 // Parser recognises a Prog's language byte by byte with Earley's
@@ -135,7 +140,7 @@ func (ps *Parser) CommitTo(n int) {
 	for k := range last {
 		off := len(ps.cItems)
 		for _, it := range ps.set(int(ps.base) + k) {
-			if ps.prog.Inst[it.pc].Op == InstCall {
+			if it.call != 0 {
 				ps.cItems = append(ps.cItems, it)
 			}
 		}
@@ -271,7 +276,11 @@ func (ps *Parser) add(pc, origin uint32) {
 			return
 		}
 		if in.Op != InstSplit {
-			ps.items = append(ps.items, item{pc, origin})
+			it := item{pc: pc, origin: origin}
+			if in.Op == InstCall {
+				it.call = in.Arg + 1
+			}
+			ps.items = append(ps.items, it)
 			return
 		}
 		ps.add(in.Out, origin)
@@ -299,9 +308,8 @@ func (ps *Parser) close(from uint32) {
 				continue // an empty completion: callers stepped over it when they predicted
 			}
 			for _, w := range ps.set(int(it.origin)) {
-				win := &ps.prog.Inst[w.pc]
-				if win.Op == InstCall && win.Arg == rule {
-					ps.add(win.Out, w.origin)
+				if w.call == rule+1 {
+					ps.add(ps.prog.Inst[w.pc].Out, w.origin)
 				}
 			}
 		}
@@ -378,7 +386,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 		for _, it := range ps.set(cur) {
 			in := &ps.prog.Inst[it.pc]
 			if in.Op == InstToken && inSet(int(in.Arg)) {
-				ps.kernel = append(ps.kernel, item{in.Out, it.origin})
+				ps.kernel = append(ps.kernel, item{pc: in.Out, origin: it.origin})
 			}
 		}
 	}
