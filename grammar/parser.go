@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // item is an Earley item: instruction pc of some rule, which that rule's
@@ -32,6 +33,11 @@ type Parser struct {
 	items []item
 	sets  []uint32
 	base  uint32
+	// calls holds the live sets' call items again, set after set, and
+	// callAt[k] is where set base+k's start: a completion scans only the
+	// calls of its origin set.
+	calls  []item
+	callAt []uint32
 	// The committed sets, before base, keep only their call items: the
 	// only ones a later completion looks up. cSet lists, in increasing
 	// order, the committed sets that have any, and cOff where each starts
@@ -64,6 +70,7 @@ func NewParser(p *Prog) *Parser {
 func (ps *Parser) Reset() {
 	ps.items = ps.items[:0]
 	ps.sets = append(ps.sets[:0], 0)
+	ps.calls, ps.callAt = ps.calls[:0], append(ps.callAt[:0], 0)
 	ps.base, ps.gcAt = 0, 0
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:0], ps.cSet[:0], ps.cOff[:0]
 	ps.ctxLive, ps.ctxCommitted = ps.ctxLive[:0], ps.ctxCommitted[:0]
@@ -93,6 +100,8 @@ func (ps *Parser) Pop(n int) {
 	k := len(ps.sets) - n
 	ps.items = ps.items[:ps.sets[k]]
 	ps.sets = ps.sets[:k]
+	ps.calls = ps.calls[:ps.callAt[k]]
+	ps.callAt = ps.callAt[:k]
 	if len(ps.ctxLive) > k {
 		ps.ctxLive = ps.ctxLive[:k]
 	}
@@ -122,6 +131,19 @@ func (ps *Parser) set(i int) []item {
 	return ps.cItems[ps.cOff[j]:end]
 }
 
+// callsOf returns the call items of set i.
+func (ps *Parser) callsOf(i int) []item {
+	if i >= int(ps.base) {
+		k := i - int(ps.base)
+		end := uint32(len(ps.calls))
+		if k+1 < len(ps.callAt) {
+			end = ps.callAt[k+1]
+		}
+		return ps.calls[ps.callAt[k]:end]
+	}
+	return ps.set(i) // a committed set keeps only its call items
+}
+
 // Commit compacts every set before the current one; see CommitTo.
 func (ps *Parser) Commit() { ps.CommitTo(ps.top()) }
 
@@ -139,11 +161,7 @@ func (ps *Parser) CommitTo(n int) {
 	}
 	for k := range last {
 		off := len(ps.cItems)
-		for _, it := range ps.set(int(ps.base) + k) {
-			if it.call != 0 {
-				ps.cItems = append(ps.cItems, it)
-			}
-		}
+		ps.cItems = append(ps.cItems, ps.calls[ps.callAt[k]:ps.callAt[k+1]]...)
 		if len(ps.cItems) > off {
 			ps.cSet = append(ps.cSet, ps.base+uint32(k))
 			ps.cOff = append(ps.cOff, uint32(off))
@@ -169,6 +187,12 @@ func (ps *Parser) CommitTo(n int) {
 	ps.sets = ps.sets[:m]
 	for i := range ps.sets {
 		ps.sets[i] -= shift
+	}
+	cshift := ps.callAt[last]
+	ps.calls = ps.calls[:copy(ps.calls, ps.calls[cshift:])]
+	ps.callAt = ps.callAt[:copy(ps.callAt, ps.callAt[last:])]
+	for i := range ps.callAt {
+		ps.callAt[i] -= cshift
 	}
 	ps.base += uint32(last)
 	if len(ps.cItems) > ps.gcAt {
@@ -231,7 +255,9 @@ func (ps *Parser) collect() {
 
 // StateBytes returns the memory the parse state occupies, in bytes.
 func (ps *Parser) StateBytes() int {
-	return 8*(cap(ps.items)+cap(ps.cItems)+cap(ps.kernel)) + 4*(cap(ps.sets)+cap(ps.cSet)+cap(ps.cOff)) + ps.seen.Bytes()
+	const itemBytes = int(unsafe.Sizeof(item{}))
+	return itemBytes*(cap(ps.items)+cap(ps.calls)+cap(ps.cItems)+cap(ps.kernel)) +
+		4*(cap(ps.sets)+cap(ps.callAt)+cap(ps.cSet)+cap(ps.cOff)+cap(ps.ctxLive)+cap(ps.ctxCommitted)) + ps.seen.Bytes()
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
@@ -240,6 +266,7 @@ func (ps *Parser) Push(b byte) bool {
 	cur := ps.top()
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
+	ps.callAt = append(ps.callAt, uint32(len(ps.calls)))
 	ps.begin(uint32(cur + 1))
 	for _, it := range ps.set(cur) {
 		in := &ps.prog.Inst[it.pc]
@@ -253,6 +280,8 @@ func (ps *Parser) Push(b byte) bool {
 func (ps *Parser) finish(start uint32) bool {
 	if uint32(len(ps.items)) == start {
 		ps.sets = ps.sets[:len(ps.sets)-1]
+		ps.calls = ps.calls[:ps.callAt[len(ps.callAt)-1]]
+		ps.callAt = ps.callAt[:len(ps.callAt)-1]
 		return false
 	}
 	ps.close(start)
@@ -279,6 +308,7 @@ func (ps *Parser) add(pc, origin uint32) {
 			it := item{pc: pc, origin: origin}
 			if in.Op == InstCall {
 				it.call = in.Arg + 1
+				ps.calls = append(ps.calls, it)
 			}
 			ps.items = append(ps.items, it)
 			return
@@ -307,7 +337,7 @@ func (ps *Parser) close(from uint32) {
 			if it.origin == cur {
 				continue // an empty completion: callers stepped over it when they predicted
 			}
-			for _, w := range ps.set(int(it.origin)) {
+			for _, w := range ps.callsOf(int(it.origin)) {
 				if w.call == rule+1 {
 					ps.add(ps.prog.Inst[w.pc].Out, w.origin)
 				}
@@ -415,6 +445,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	}
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
+	ps.callAt = append(ps.callAt, uint32(len(ps.calls)))
 	ps.begin(uint32(cur + 1))
 	for _, k := range ps.kernel {
 		ps.add(k.pc, k.origin)
@@ -438,6 +469,8 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.prog = other.prog
 	ps.items = append(ps.items[:0], other.items...)
 	ps.sets = append(ps.sets[:0], other.sets...)
+	ps.calls = append(ps.calls[:0], other.calls...)
+	ps.callAt = append(ps.callAt[:0], other.callAt...)
 	ps.base = other.base
 	ps.cItems = append(ps.cItems[:0], other.cItems...)
 	ps.cSet = append(ps.cSet[:0], other.cSet...)
