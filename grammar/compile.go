@@ -111,6 +111,7 @@ type compiler struct {
 	productive []bool
 	err        error
 	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
+	seqs       map[[2]rune][][]byteRange
 	done       map[compiled]uint32
 }
 
@@ -249,7 +250,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		var alts []uint32
 		c.classInst = c.classInst[:0]
 		for i := 0; i+1 < len(n.Ranges); i += 2 {
-			for _, seq := range utf8Sequences(n.Ranges[i], n.Ranges[i+1]) {
+			for _, seq := range c.sequences(n.Ranges[i], n.Ranges[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
 					at = c.classByte(seq[j].lo, seq[j].hi, at)
@@ -347,6 +348,20 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name}
 	c.index[call.Name] = int(rule)
 	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
+}
+
+// sequences is utf8Sequences, remembered: a grammar repeats its classes
+// (a JSON string's character, at every string).
+func (c *compiler) sequences(lo, hi rune) [][]byteRange {
+	if seq, ok := c.seqs[[2]rune{lo, hi}]; ok {
+		return seq
+	}
+	if c.seqs == nil {
+		c.seqs = map[[2]rune][][]byteRange{}
+	}
+	seq := utf8Sequences(lo, hi)
+	c.seqs[[2]rune{lo, hi}] = seq
+	return seq
 }
 
 // classByte returns a byte instruction [lo, hi] going on at out, shared
