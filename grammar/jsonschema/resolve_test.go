@@ -87,9 +87,8 @@ func TestLoader(t *testing.T) {
 		require.Equal(t, valid, v.Validate([]byte(text)) == nil, "test case wrong: %s", text)
 		assert.Equal(t, valid, acceptsText(p, text), text)
 	}
-	// Compile loads each document once for its grammar and once for its
-	// validator; NewValidator once more.
-	assert.Equal(t, map[string]int{"https://example.com/defs.json": 3, "https://example.com/strings.json": 3}, l.loads)
+	// Compile loads each document once; NewValidator once more.
+	assert.Equal(t, map[string]int{"https://example.com/defs.json": 2, "https://example.com/strings.json": 2}, l.loads)
 
 	// An error inside a loaded document names it.
 	_, err = Compile([]byte(`{"items": {"$ref": "defs.json#/$defs/bad"}}`), opts)
@@ -98,13 +97,13 @@ func TestLoader(t *testing.T) {
 	assert.Equal(t, "https://example.com/defs.json#/$defs/bad", e.Pointer)
 	assert.Equal(t, "not", e.Keyword)
 	// A missing document, anchor or Loader is an error that names the
-	// reference (the validator, which runs first, finds these).
+	// reference.
 	for _, tc := range []struct {
 		schema, msg string
 		opts        Options
 	}{
 		{`{"items": {"$ref": "nowhere.json"}}`, "no document https://example.com/nowhere.json", opts},
-		{`{"items": {"$ref": "defs.json#nope"}}`, "https://example.com/defs.json#nope not found", opts},
+		{`{"items": {"$ref": "defs.json#nope"}}`, `no anchor "nope" in https://example.com/defs.json`, opts},
 		{`{"items": {"$ref": "http://example.com/defs.json"}}`, "remote $ref http://example.com/defs.json refused: no Options.Loader", Options{}},
 	} {
 		_, err := Compile([]byte(tc.schema), tc.opts)
@@ -112,10 +111,9 @@ func TestLoader(t *testing.T) {
 	}
 }
 
-// TestRefErrorsAfterTheValidator checks the compiler's own reference
-// errors, which the validator would catch first: a $ref is an *Error at
-// its pointer.
-func TestRefErrorsAfterTheValidator(t *testing.T) {
+// TestRefErrors checks the resolver's errors for a missing anchor, a
+// missing document and a missing Loader.
+func TestRefErrors(t *testing.T) {
 	l := &mapLoader{loads: map[string]int{}, docs: map[string]string{"https://example.com/d.json": `{"$defs": {}}`}}
 	for _, tc := range []struct {
 		ref, msg string
@@ -129,5 +127,31 @@ func TestRefErrorsAfterTheValidator(t *testing.T) {
 		require.NoError(t, err)
 		_, _, err = r.target(tc.ref)
 		assert.ErrorContains(t, err, tc.msg, tc.ref)
+	}
+}
+
+// TestInvalidSchemas checks that Compile refuses schemas their draft's
+// metaschema rejects, and takes what each draft allows.
+func TestInvalidSchemas(t *testing.T) {
+	for _, tc := range []struct {
+		schema string
+		valid  bool
+	}{
+		{`{"type": 5}`, false},
+		{`{"minLength": -1}`, false},
+		{`{"properties": []}`, false},
+		{`{"$schema": "http://json-schema.org/draft-04/schema#", "minimum": 0, "exclusiveMinimum": true}`, true},
+		{`{"minimum": 0, "exclusiveMinimum": true}`, false}, // a number since draft 6
+		{`{"$schema": "http://json-schema.org/draft-07/schema", "items": [{"type": "string"}]}`, true},
+		{`{"$schema": "https://json-schema.org/draft/2020-12/schema", "items": [{"type": "string"}]}`, false},
+	} {
+		_, err := Compile([]byte(tc.schema), Options{})
+		_, verr := NewValidator([]byte(tc.schema), Options{})
+		assert.Equal(t, verr == nil, tc.valid, "test case wrong: %s: %v", tc.schema, verr)
+		if tc.valid {
+			assert.NoError(t, err, tc.schema)
+		} else {
+			assert.ErrorContains(t, err, "invalid schema", tc.schema)
+		}
 	}
 }
