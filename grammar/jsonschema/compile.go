@@ -183,10 +183,8 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 			return nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
 		}
 	}
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := decodeJSON(schema)
+	if err != nil {
 		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
 	}
 	if err := checkSchema(doc, schema, opts); err != nil { // a valid schema, first
@@ -264,13 +262,26 @@ func NewValidator(schema []byte, opts Options) (*Validator, error) {
 
 // Validate reports whether the JSON text instance is valid.
 func (v *Validator) Validate(instance []byte) error {
-	var x any
-	dec := json.NewDecoder(bytes.NewReader(instance))
-	dec.UseNumber()
-	if err := dec.Decode(&x); err != nil {
+	x, err := decodeJSON(instance)
+	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	return v.s.Validate(x)
+}
+
+// decodeJSON decodes one JSON text, numbers as json.Number; anything
+// after the value but whitespace is an error.
+func decodeJSON(data []byte) (any, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the value, at byte %d", dec.InputOffset())
+	}
+	return v, nil
 }
 
 // metaschemas are the drafts' metaschemas (santhosh-tekuri/jsonschema

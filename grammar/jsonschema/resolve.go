@@ -1,8 +1,6 @@
 package jsonschema
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -201,10 +199,8 @@ func (r *refs) fetch(docURL string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", docURL, err)
 	}
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := decodeJSON(raw)
+	if err != nil {
 		return fmt.Errorf("loading %s: not JSON: %w", docURL, err)
 	}
 	return r.add(docURL, docURL, doc, raw)

@@ -155,3 +155,17 @@ func TestInvalidSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingData checks that a schema or an instance with anything
+// after its JSON value is refused, not read up to the value (FuzzCompile
+// found {}0 compiling as {}).
+func TestTrailingData(t *testing.T) {
+	_, err := Compile([]byte(`{}0`), Options{})
+	assert.ErrorContains(t, err, "not JSON")
+	_, err = Compile([]byte("{} \n"), Options{})
+	assert.NoError(t, err)
+	v, err := NewValidator([]byte(`{}`), Options{})
+	require.NoError(t, err)
+	assert.Error(t, v.Validate([]byte(`1 2`)))
+	assert.NoError(t, v.Validate([]byte(" 1\n")))
+}
