@@ -112,7 +112,10 @@ type compiler struct {
 	err        error
 	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
 	seqs       map[[2]rune][][]byteRange
-	done       map[compiled]uint32
+	// hoistedRules finds the rule a repeated body was hoisted into, by
+	// the body's node: bodies an inlined rule shares are hoisted once.
+	hoistedRules map[*Node]*Node
+	done         map[compiled]uint32
 }
 
 func (c *compiler) checkRefs(n *Node) error {
@@ -337,6 +340,9 @@ const (
 
 // hoisted compiles repetition n with its body as a separate rule.
 func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
+	if call, ok := c.hoistedRules[n.Subs[0]]; ok { // the same body, hoisted before
+		return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
+	}
 	rule := uint32(len(c.prog.Rules))
 	c.prog.Rules = append(c.prog.Rules, ProgRule{Name: fmt.Sprintf("_rep%d", rule)})
 	match := c.emit(Inst{Op: InstMatch, Arg: rule})
@@ -347,6 +353,10 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 	c.prog.Rules[rule].Start = entry
 	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name}
 	c.index[call.Name] = int(rule)
+	if c.hoistedRules == nil {
+		c.hoistedRules = map[*Node]*Node{}
+	}
+	c.hoistedRules[n.Subs[0]] = call
 	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 }
 
