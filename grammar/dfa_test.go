@@ -84,18 +84,25 @@ func TestLocalDFAAgreesWithParser(t *testing.T) {
 	}
 }
 
-// TestAbsorbs checks plain-text absorption: true inside an unbounded
-// string, and then any plain text is accepted by the parser; bounded to
-// the room left in a bounded key; false where some plain text is refused.
-func TestAbsorbs(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
-	require.NoError(t, err)
+// plainASCII is the ASCII of JSON string text that needs no escape, as
+// decode's slices use it: 0x20 to 0x7F but '"' and '\\'.
+func plainASCII() [2]uint64 {
 	var plain [2]uint64
 	for c := 0x20; c < 0x80; c++ {
 		if c != '"' && c != '\\' {
 			plain[c/64] |= 1 << (c % 64)
 		}
 	}
+	return plain
+}
+
+// TestAbsorbs checks plain-text absorption: true inside an unbounded
+// string, and then any plain text is accepted by the parser; bounded to
+// the room left in a bounded key; false where some plain text is refused.
+func TestAbsorbs(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	plain := plainASCII()
 	tests := []struct {
 		prefix   string
 		maxChars int
@@ -168,12 +175,7 @@ func TestAbsorbs(t *testing.T) {
 func TestAbsorbsRemembers(t *testing.T) {
 	prog, err := Compile(jsonishGrammar())
 	require.NoError(t, err)
-	var plain [2]uint64
-	for c := 0x20; c < 0x80; c++ {
-		if c != '"' && c != '\\' {
-			plain[c/64] |= 1 << (c % 64)
-		}
-	}
+	plain := plainASCII()
 	sentences := []string{`{"a": "xyz", "bcd": ["p q", {"e": "héllo"}]}`, `["a b c d e f", 'no ecks', "\n"]`}
 	type query struct {
 		prefix   string
@@ -221,12 +223,7 @@ func TestAbsorbsRemembers(t *testing.T) {
 func TestAbsorbsOrRefusesLength(t *testing.T) {
 	prog, err := Compile(jsonishGrammar())
 	require.NoError(t, err)
-	var plain [2]uint64
-	for c := 0x20; c < 0x80; c++ {
-		if c != '"' && c != '\\' {
-			plain[c/64] |= 1 << (c % 64)
-		}
-	}
+	plain := plainASCII()
 	ps := NewParser(prog)
 	for _, b := range []byte(`{"ab`) {
 		require.True(t, ps.Push(b))
