@@ -64,8 +64,13 @@ type Automaton struct {
 }
 
 // cdCacheMax bounds how many token ids an Automaton keeps in its cache
-// of context-dependent results.
-const cdCacheMax = 1 << 24
+// of context-dependent results, and maxContexts how many whole states it
+// keys: past either, context-dependent tokens are walked every time, so
+// a long-lived automaton's memory stays bounded.
+const (
+	cdCacheMax  = 1 << 24
+	maxContexts = 1 << 20
+)
 
 // stateMask is what a parser state allows, as far as it can be known
 // from the state alone.
@@ -255,6 +260,14 @@ func (m *Matcher) FillMask(mask []uint32) error {
 // was seen before, else by walking them through the parser.
 func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	a := m.a
+	a.mu.RLock()
+	full := a.cdTokens >= cdCacheMax
+	a.mu.RUnlock()
+	if full || a.contexts.Len() >= maxContexts {
+		m.mask, m.allowed = mask, m.allowed[:0]
+		cd.walk(a.vocab, m.p, m.allow)
+		return
+	}
 	key := m.p.ContextKey(&a.contexts)
 	a.mu.RLock()
 	toks, ok := a.cdDone[key]
