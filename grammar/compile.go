@@ -61,14 +61,16 @@ func Compile(g *Grammar) (*Prog, error) {
 	}
 	// Refuse before unrolling what would exceed the budget.
 	total := 0
-	for _, r := range g.Rules {
-		total += unrolled(r.Body)
+	sizes := make([]int, len(g.Rules))
+	for i, r := range g.Rules {
+		sizes[i] = unrolled(r.Body)
+		total += sizes[i]
 		if total > MaxInst {
 			return nil, errorf(r.Pos, "grammar too large: unrolling its bounded repetitions would take more than %d instructions", MaxInst)
 		}
 	}
 	// Compile the grammar with its non-recursive rules inlined.
-	rules := inline(g.Rules, g.Start)
+	rules := inline(g.Rules, sizes, g.Start)
 	c.g = &Grammar{Rules: rules, Start: g.Start}
 	c.index = map[string]int{}
 	for i, r := range rules {

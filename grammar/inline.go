@@ -17,9 +17,10 @@ const inlineBudget = 10000
 // (`":`, `",`) are judged without looking below the current rule.
 //
 // What to inline is decided on the call graph (reference counts and
-// sizes), in rule order, pass after pass; the bodies are then expanded
-// once, with each inlined rule's expansion shared.
-func inline(rules []Rule, start string) []Rule {
+// sizes: sizes[i] is unrolled(rules[i].Body)), in rule order, pass after
+// pass; the bodies are then expanded once, with each inlined rule's
+// expansion shared.
+func inline(rules []Rule, sizes []int, start string) []Rule {
 	index := map[string]int{}
 	for i, r := range rules {
 		index[r.Name] = i
@@ -27,7 +28,7 @@ func inline(rules []Rule, start string) []Rule {
 	n := len(rules)
 	calls := make([]map[int]int, n)    // calls[a][b]: references from a to b
 	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
-	size := make([]int, n)
+	size := slices.Clone(sizes)
 	total := 0
 	for i := range rules {
 		calls[i] = map[int]int{}
@@ -38,7 +39,6 @@ func inline(rules []Rule, start string) []Rule {
 		for x := range calls[i] {
 			callers[x][i] = true
 		}
-		size[i] = unrolled(r.Body)
 		total += size[i]
 	}
 	budget := max(inlineBudget, 2*total)

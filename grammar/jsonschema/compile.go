@@ -352,6 +352,8 @@ type compiler struct {
 	// enforce (see presenceOneOf); objectType takes it and clears it.
 	presence [][]string
 	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
+	// keysNotIn caches keyNotIn by its set of names.
+	keysNotIn map[string]*grammar.Node
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {

@@ -589,6 +589,21 @@ func (c *compiler) rule(n *grammar.Node) *grammar.Node {
 // names. The canonical encoding makes the complement exact: no key can
 // spell a listed name another way.
 func (c *compiler) keyNotIn(names []string) *grammar.Node {
+	// Objects often list the same names (a definition inlined in many
+	// places): build each set's automaton once.
+	key := strings.Join(slices.Sorted(slices.Values(names)), "\x00")
+	if n, ok := c.keysNotIn[key]; ok {
+		return n
+	}
+	n := c.buildKeyNotIn(names)
+	if c.keysNotIn == nil {
+		c.keysNotIn = map[string]*grammar.Node{}
+	}
+	c.keysNotIn[key] = n
+	return n
+}
+
+func (c *compiler) buildKeyNotIn(names []string) *grammar.Node {
 	type node struct {
 		end      bool
 		children map[rune]*node
