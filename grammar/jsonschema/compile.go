@@ -665,12 +665,19 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*grammar.Node, error) {
 	// The values must satisfy the schema's other keywords too: validate
 	// each against the schema at ptr.
-	sub, err := c.subValidator(s)
-	if err != nil {
-		return nil, c.errorf(ptr, kw, "%v", err)
+	var sub *Validator
+	typeOK, byType := typeFilter(s, vals)
+	if !byType {
+		var err error
+		if sub, err = c.subValidator(s); err != nil {
+			return nil, c.errorf(ptr, kw, "%v", err)
+		}
 	}
 	var alts []*grammar.Node
 	for i, v := range vals {
+		if byType && !typeOK(v) {
+			continue
+		}
 		text, err := json.Marshal(v) // for the validator: key order does not matter
 		if err != nil {
 			return nil, c.errorf(ptr, kw, "%v", err)
@@ -695,6 +702,56 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 		return alts[0], nil
 	}
 	return grammar.Alt(alts...), nil
+}
+
+// typeFilter handles the common enum beside nothing but type (and
+// annotations) without compiling a validator: it returns whether a value
+// has one of the types, and false when it cannot decide that alone
+// (other keywords, or a number whose integer-ness depends on the draft).
+func typeFilter(s map[string]any, vals []any) (func(any) bool, bool) {
+	var types []any
+	for k, v := range s {
+		switch {
+		case k == "enum" || k == "const" || annotations[k]:
+		case k == "type":
+			switch t := v.(type) {
+			case string:
+				types = []any{t}
+			case []any:
+				types = t
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if types == nil {
+		return func(any) bool { return true }, true
+	}
+	has := func(name string) bool { return slices.Contains(types, any(name)) }
+	for _, v := range vals {
+		if n, ok := v.(json.Number); ok && strings.ContainsAny(n.String(), ".eE") && has("integer") && !has("number") {
+			return nil, false // 1.0 is an integer in some drafts only
+		}
+	}
+	return func(v any) bool {
+		switch x := v.(type) {
+		case nil:
+			return has("null")
+		case bool:
+			return has("boolean")
+		case string:
+			return has("string")
+		case json.Number:
+			return has("number") || (has("integer") && !strings.ContainsAny(x.String(), ".eE"))
+		case map[string]any:
+			return has("object")
+		case []any:
+			return has("array")
+		}
+		return false
+	}, true
 }
 
 // subValidator compiles the schema object s on its own, for checking

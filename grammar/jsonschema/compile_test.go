@@ -288,3 +288,28 @@ func TestLogRepeat(t *testing.T) {
 	assert.Less(t, len(p.Inst), 100000) // 10000 characters unrolled, then doubling rules
 	assert.True(t, acceptsText(p, `"`+strings.Repeat("x", 3000)+`"`))
 }
+
+// TestEnumFilteredByType checks enum values filtered by a sibling type
+// without a validator, and the number case left to it.
+func TestEnumFilteredByType(t *testing.T) {
+	runKeywordCases(t, []keywordCase{
+		{
+			name:    "string type",
+			schema:  `{"type": "string", "enum": ["a", 1, null, ["a"]]}`,
+			valid:   []string{`"a"`},
+			invalid: []string{`1`, `null`, `["a"]`},
+		},
+		{
+			name:    "integer or null",
+			schema:  `{"type": ["integer", "null"], "enum": [1, 2.5, null, "x", {}]}`,
+			valid:   []string{`1`, `null`},
+			invalid: []string{`2.5`, `"x"`, `{}`},
+		},
+		{
+			name:    "an integer written with a fraction, left to the validator",
+			schema:  `{"type": "integer", "enum": [1.0, 2.5, 3]}`,
+			valid:   []string{`1.0`, `3`},
+			invalid: []string{`2.5`},
+		},
+	})
+}
