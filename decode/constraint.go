@@ -55,9 +55,10 @@ type Automaton struct {
 	// build serialises the computing of new state masks, which grows dfa.
 	build sync.Mutex
 	dfa   *grammar.LocalDFA
-	// contexts keys whole parse states; cdDone caches, under mu, the
-	// context-dependent tokens a whole state allows (a state recurs at
-	// every character of a string, say), up to cdCacheMax tokens.
+	// contexts keys whole parse states (at most maxContexts); cdDone
+	// caches, under mu, the context-dependent tokens a whole state allows
+	// (a state recurs at every character of a string, say), up to
+	// cdCacheMax tokens.
 	contexts grammar.ContextTable
 	cdDone   map[uint32][]int32
 	cdTokens int
@@ -142,6 +143,7 @@ func (a *Automaton) CachedStates() int {
 // that names no token of v is an error.
 func NewAutomaton(prog *grammar.Prog, v *Vocab, t *TokenTrie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: grammar.NewLocalDFA(prog)}
+	a.contexts.Max = maxContexts
 	for _, id := range v.EOG() {
 		a.eogMask[id/32] |= 1 << (id % 32)
 	}
@@ -260,19 +262,11 @@ func (m *Matcher) FillMask(mask []uint32) error {
 // was seen before, else by walking them through the parser.
 func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	a := m.a
-	a.mu.RLock()
-	full := a.cdTokens >= cdCacheMax
-	a.mu.RUnlock()
-	if full || a.contexts.Len() >= maxContexts {
-		m.mask, m.allowed = mask, m.allowed[:0]
-		cd.walk(a.vocab, m.p, m.allow)
-		return
-	}
 	key := m.p.ContextKey(&a.contexts)
 	a.mu.RLock()
 	toks, ok := a.cdDone[key]
 	a.mu.RUnlock()
-	if ok {
+	if ok && key != 0 {
 		for _, tok := range toks {
 			mask[tok/32] |= 1 << (tok % 32)
 		}
@@ -280,6 +274,9 @@ func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	}
 	m.mask, m.allowed = mask, m.allowed[:0]
 	cd.walk(a.vocab, m.p, m.allow)
+	if key == 0 {
+		return // a state past maxContexts: not cached
+	}
 	a.mu.Lock()
 	if a.cdTokens+len(m.allowed) <= cdCacheMax {
 		if a.cdDone == nil {

@@ -11,23 +11,25 @@ import (
 // safe for concurrent use; parsers of one Prog share it so that their
 // keys compare.
 type ContextTable struct {
+	// Max bounds how many keys the table holds, so that a long-lived
+	// one's memory stays bounded; 0 is no bound. Once it is full, states
+	// it does not hold get no key.
+	Max int
+
 	mu  sync.Mutex
 	ids map[string]uint32
 }
 
-// Len returns how many distinct keys the table holds.
-func (t *ContextTable) Len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.ids)
-}
-
+// intern returns key's id, or 0 when the table is full and key is new.
 func (t *ContextTable) intern(key []uint32) uint32 {
 	s := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(key))), 4*len(key))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if id, ok := t.ids[s]; ok {
 		return id
+	}
+	if t.Max > 0 && len(t.ids) >= t.Max {
+		return 0
 	}
 	if t.ids == nil {
 		t.ids = map[string]uint32{}
@@ -43,7 +45,7 @@ func (t *ContextTable) intern(key []uint32) uint32 {
 // the same key (from the same table) accept exactly the same
 // continuations, so a result computed for one holds for the other. The
 // keys of earlier steps are remembered, so a step costs about its own
-// items.
+// items. It is 0, no key, for a state a full table does not hold.
 func (ps *Parser) ContextKey(t *ContextTable) uint32 {
 	if ps.ctxTab != t {
 		ps.ctxTab = t
@@ -54,19 +56,23 @@ func (ps *Parser) ContextKey(t *ContextTable) uint32 {
 
 // setKey interns set i: all its items, or with callsOnly (as an origin)
 // its call items, each with its origin's key (0 for this set itself).
+// It is 0 when the table is full and holds neither.
 func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 	memo := ps.keyMemo(i)
 	if callsOnly && memo != nil && *memo != 0 {
 		return *memo
 	}
+	items := ps.set(i)
+	if callsOnly {
+		items = ps.callsOf(i)
+	}
 	var pairs []uint64
-	for _, it := range ps.set(i) {
-		if callsOnly && ps.prog.Inst[it.pc].Op != InstCall {
-			continue
-		}
+	for _, it := range items {
 		var ref uint32
 		if int(it.origin) != i {
-			ref = ps.setKey(int(it.origin), true)
+			if ref = ps.setKey(int(it.origin), true); ref == 0 {
+				return 0 // an origin has no key: neither has this set
+			}
 		}
 		pairs = append(pairs, uint64(it.pc)<<32|uint64(ref))
 	}

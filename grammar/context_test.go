@@ -97,3 +97,25 @@ func total(sentences []string) int {
 	}
 	return n
 }
+
+// TestContextTableMax checks that a full table gives new states no key
+// (0), and keeps the keys it holds.
+func TestContextTableMax(t *testing.T) {
+	prog, err := Compile(jsonishGrammar())
+	require.NoError(t, err)
+	tab := ContextTable{Max: 3}
+	ps := NewParser(prog)
+	var keys []uint32
+	for _, b := range []byte(`[1, {"ab": [2]}]`) {
+		require.True(t, ps.Push(b))
+		keys = append(keys, ps.ContextKey(&tab))
+	}
+	assert.Contains(t, keys, uint32(0), "some state finds the table full")
+	for _, k := range keys {
+		assert.LessOrEqual(t, k, uint32(3))
+	}
+	fresh := NewParser(prog)
+	require.True(t, fresh.Push('['))
+	assert.Equal(t, keys[0], fresh.ContextKey(&tab), "a held state keeps its key")
+	assert.NotZero(t, keys[0])
+}

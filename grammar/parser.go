@@ -113,33 +113,31 @@ func (ps *Parser) Truncate(n int) { ps.Pop(ps.Len() - n) }
 // set returns the items of set i; of a committed set, its call items.
 func (ps *Parser) set(i int) []item {
 	if i >= int(ps.base) {
-		k := i - int(ps.base)
-		end := uint32(len(ps.items))
-		if k+1 < len(ps.sets) {
-			end = ps.sets[k+1]
-		}
-		return ps.items[ps.sets[k]:end]
+		from, to := span(ps.sets, i-int(ps.base), len(ps.items))
+		return ps.items[from:to]
 	}
 	j, found := slices.BinarySearch(ps.cSet, uint32(i))
 	if !found {
 		return nil
 	}
-	end := uint32(len(ps.cItems))
-	if j+1 < len(ps.cOff) {
-		end = ps.cOff[j+1]
+	from, to := span(ps.cOff, j, len(ps.cItems))
+	return ps.cItems[from:to]
+}
+
+// span returns where entry k of a list kept set after set begins and
+// ends: offs[k] to offs[k+1], the last entry to n.
+func span(offs []uint32, k, n int) (uint32, uint32) {
+	if k+1 < len(offs) {
+		return offs[k], offs[k+1]
 	}
-	return ps.cItems[ps.cOff[j]:end]
+	return offs[k], uint32(n)
 }
 
 // callsOf returns the call items of set i.
 func (ps *Parser) callsOf(i int) []item {
 	if i >= int(ps.base) {
-		k := i - int(ps.base)
-		end := uint32(len(ps.calls))
-		if k+1 < len(ps.callAt) {
-			end = ps.callAt[k+1]
-		}
-		return ps.calls[ps.callAt[k]:end]
+		from, to := span(ps.callAt, i-int(ps.base), len(ps.calls))
+		return ps.calls[from:to]
 	}
 	return ps.set(i) // a committed set keeps only its call items
 }
@@ -219,15 +217,10 @@ func (ps *Parser) collect() {
 	for _, it := range ps.items {
 		mark(it.origin)
 	}
-	end := func(j int) int {
-		if j+1 < len(ps.cOff) {
-			return int(ps.cOff[j+1])
-		}
-		return len(ps.cItems)
-	}
 	for j := len(ps.cSet) - 1; j >= 0; j-- {
 		if ps.ckeep[j] {
-			for _, it := range ps.cItems[ps.cOff[j]:end(j)] {
+			from, to := span(ps.cOff, j, len(ps.cItems))
+			for _, it := range ps.cItems[from:to] {
 				mark(it.origin)
 			}
 		}
@@ -237,7 +230,7 @@ func (ps *Parser) collect() {
 		if !ps.ckeep[j] {
 			continue
 		}
-		from, to := int(ps.cOff[j]), end(j)
+		from, to := span(ps.cOff, j, len(ps.cItems))
 		copy(ps.cItems[w:], ps.cItems[from:to])
 		ps.cSet[k], ps.cOff[k] = ps.cSet[j], uint32(w)
 		if k < len(ps.ctxCommitted) {
@@ -246,7 +239,7 @@ func (ps *Parser) collect() {
 				ps.ctxCommitted[k] = ps.ctxCommitted[j]
 			}
 		}
-		w += to - from
+		w += int(to - from)
 		k++
 	}
 	ps.cItems, ps.cSet, ps.cOff = ps.cItems[:w], ps.cSet[:k], ps.cOff[:k]

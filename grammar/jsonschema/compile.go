@@ -1110,11 +1110,7 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		if !ok {
 			return nil, c.errorf(ptr, "pattern", "must be a string")
 		}
-		goPat, err := ecmaToGo(pat)
-		if err != nil {
-			return nil, c.errorf(ptr, "pattern", "%v", err)
-		}
-		n, err := regex.Lower(goPat, true)
+		n, err := patternNode(pat)
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)
 		}

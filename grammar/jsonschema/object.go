@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
-	"github.com/reins-go/reins/grammar/regex"
 )
 
 // keyOrder returns, for every object of a JSON document, its keys in
@@ -270,11 +269,7 @@ func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []
 				return nil, c.errorf(pptr, "", "property %q matches the pattern too: not supported", name)
 			}
 		}
-		goPat, err := ecmaToGo(p)
-		if err != nil {
-			return nil, c.errorf(pptr, "", "%v", err)
-		}
-		n, err := regex.Lower(goPat, true)
+		n, err := patternNode(p)
 		if err != nil {
 			return nil, c.errorf(pptr, "", "%v", err)
 		}

@@ -5,7 +5,18 @@ import (
 	"strings"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
 )
+
+// patternNode is the language of the JSON Schema pattern pat (ECMAScript,
+// unanchored) over decoded text: ecmaToGo, then regex search lowering.
+func patternNode(pat string) (*grammar.Node, error) {
+	goPat, err := ecmaToGo(pat)
+	if err != nil {
+		return nil, err
+	}
+	return regex.Lower(goPat, true)
+}
 
 // ecmaSpace is ECMAScript's \s as the body of a Go character class:
 // white space and line terminators, wider than Go's [\t\n\f\r ].
