@@ -45,10 +45,17 @@ func Compile(g *Grammar) (*Prog, error) {
 	if !ok {
 		return nil, errorf(Pos{}, "no start rule %q", g.Start)
 	}
-	for _, r := range g.Rules {
-		if err := c.checkRefs(r.Body); err != nil {
+	// One walk over each rule checks it, measures it and counts the
+	// calls it makes.
+	sizes := make([]int, len(g.Rules))
+	calls := make([]map[int]int, len(g.Rules))
+	for i, r := range g.Rules {
+		calls[i] = map[int]int{}
+		size, err := c.scan(r.Body, calls[i])
+		if err != nil {
 			return nil, err
 		}
+		sizes[i] = size
 	}
 	c.productivity()
 	if !c.productive[start] {
@@ -61,31 +68,31 @@ func Compile(g *Grammar) (*Prog, error) {
 	}
 	// Refuse before unrolling what would exceed the budget.
 	total := 0
-	sizes := make([]int, len(g.Rules))
 	for i, r := range g.Rules {
-		sizes[i] = unrolled(r.Body)
 		total += sizes[i]
 		if total > MaxInst {
 			return nil, errorf(r.Pos, "grammar too large: unrolling its bounded repetitions would take more than %d instructions", MaxInst)
 		}
 	}
 	// Compile the grammar with its non-recursive rules inlined.
-	rules := inline(g.Rules, sizes, g.Start)
+	rules := inline(g.Rules, sizes, calls, g.Start)
+	// Inlining changes no rule's language, so what was productive still is.
+	productive := make([]bool, len(rules))
+	for i, r := range rules {
+		productive[i] = c.productive[c.index[r.Name]]
+	}
 	c.g = &Grammar{Rules: rules, Start: g.Start}
-	c.index = map[string]int{}
+	c.productive = productive
+	c.index = make(map[string]int, len(rules))
 	for i, r := range rules {
 		c.index[r.Name] = i
 	}
-	start = c.index[g.Start]
-	c.productivity()
 	p := c.prog
-	p.Start = start
+	p.Start = c.index[g.Start]
 	p.Rules = make([]ProgRule, len(rules))
-	est := len(rules)
-	for _, r := range rules {
-		est = min(est+unrolled(r.Body), MaxInst)
-	}
-	p.Inst = make([]Inst, 0, est) // one allocation, not a doubling chain
+	// Sharing inlined bodies keeps most programs below the grammar's
+	// unrolled size; the rest grow by append.
+	p.Inst = make([]Inst, 0, min(total+len(rules), MaxInst))
 	for i, r := range rules {
 		p.Rules[i].Name = r.Name
 		match := c.emit(Inst{Op: InstMatch, Arg: uint32(i)})
@@ -120,31 +127,38 @@ type compiler struct {
 	done         map[compiled]uint32
 }
 
-func (c *compiler) checkRefs(n *Node) error {
+// scan checks n, adds its references to rules to calls (by rule index)
+// and returns unrolled(n), in one walk.
+func (c *compiler) scan(n *Node, calls map[int]int) (int, error) {
 	switch n.Op {
 	case OpRef:
-		if _, ok := c.index[n.Name]; !ok {
-			return errorf(n.Pos, "undefined rule %s", n.Name)
+		i, ok := c.index[n.Name]
+		if !ok {
+			return 0, errorf(n.Pos, "undefined rule %s", n.Name)
 		}
+		calls[i]++
 	case OpClass:
 		if len(n.Ranges) == 0 {
-			return errorf(n.Pos, "empty character class matches nothing")
+			return 0, errorf(n.Pos, "empty character class matches nothing")
 		}
 	case OpRepeat:
 		if n.Min < 0 || (n.Max >= 0 && n.Max < n.Min) {
-			return errorf(n.Pos, "bad repetition {%d,%d}", n.Min, n.Max)
+			return 0, errorf(n.Pos, "bad repetition {%d,%d}", n.Min, n.Max)
 		}
 	case OpToken:
 		if len(n.Tokens) == 0 {
-			return errorf(n.Pos, "empty token set")
+			return 0, errorf(n.Pos, "empty token set")
 		}
 	}
+	subs := 0
 	for _, s := range n.Subs {
-		if err := c.checkRefs(s); err != nil {
-			return err
+		size, err := c.scan(s, calls)
+		if err != nil {
+			return 0, err
 		}
+		subs += size
 	}
-	return nil
+	return nodeSize(n, subs), nil
 }
 
 // productivity finds the rules that derive at least one string.
@@ -451,17 +465,23 @@ func (c *compiler) nullable() {
 // unrolled estimates the instructions n compiles to, saturating above
 // MaxInst, so that nested bounded repetitions are refused cheaply.
 func unrolled(n *Node) int {
-	size := 1
+	subs := 0
+	for _, s := range n.Subs {
+		subs += unrolled(s)
+	}
+	return nodeSize(n, subs)
+}
+
+// nodeSize is unrolled(n) given the sum of unrolled over n's subtrees.
+func nodeSize(n *Node, subs int) int {
+	size := 1 + subs
 	switch n.Op {
 	case OpLit:
-		size = 4 * len(n.Runes)
+		size += 4*len(n.Runes) - 1
 	case OpBytes:
-		size = len(n.Bytes)
+		size += len(n.Bytes) - 1
 	case OpClass:
-		size = 2 * len(n.Ranges)
-	}
-	for _, s := range n.Subs {
-		size += unrolled(s)
+		size += 2*len(n.Ranges) - 1
 	}
 	if n.Op == OpRepeat {
 		copies := max(n.Min, n.Max, 1)

@@ -17,25 +17,23 @@ const inlineBudget = 10000
 // (`":`, `",`) are judged without looking below the current rule.
 //
 // What to inline is decided on the call graph (reference counts and
-// sizes: sizes[i] is unrolled(rules[i].Body)), in rule order, pass after
-// pass; the bodies are then expanded once, with each inlined rule's
-// expansion shared.
-func inline(rules []Rule, sizes []int, start string) []Rule {
+// sizes: sizes[i] is unrolled(rules[i].Body); calls[a][b] counts the
+// references from rule a to rule b, and inline consumes it), in rule
+// order, pass after pass; the bodies are then expanded once, with each
+// inlined rule's expansion shared.
+func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []Rule {
 	index := map[string]int{}
 	for i, r := range rules {
 		index[r.Name] = i
 	}
 	n := len(rules)
-	calls := make([]map[int]int, n)    // calls[a][b]: references from a to b
 	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
 	size := slices.Clone(sizes)
 	total := 0
 	for i := range rules {
-		calls[i] = map[int]int{}
 		callers[i] = map[int]bool{}
 	}
-	for i, r := range rules {
-		countRefs(r.Body, index, calls[i])
+	for i := range rules {
 		for x := range calls[i] {
 			callers[x][i] = true
 		}
@@ -124,16 +122,4 @@ func nodes(n *Node) int {
 		s += nodes(c)
 	}
 	return s
-}
-
-// countRefs adds n's references to rules to counts, by rule index.
-func countRefs(n *Node, index map[string]int, counts map[int]int) {
-	if n.Op == OpRef {
-		if i, ok := index[n.Name]; ok {
-			counts[i]++
-		}
-	}
-	for _, s := range n.Subs {
-		countRefs(s, index, counts)
-	}
 }
