@@ -354,6 +354,8 @@ type compiler struct {
 	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
 	// keysNotIn caches keyNotIn by its set of names.
 	keysNotIn map[string]*grammar.Node
+	// canonicalChars caches canonicalChar by its excepted runes.
+	canonicalChars map[string]*grammar.Node
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {

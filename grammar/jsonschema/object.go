@@ -586,11 +586,12 @@ func (c *compiler) rule(n *grammar.Node) *grammar.Node {
 func (c *compiler) keyNotIn(names []string) *grammar.Node {
 	// Objects often list the same names (a definition inlined in many
 	// places): build each set's automaton once.
-	key := strings.Join(slices.Sorted(slices.Values(names)), "\x00")
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
+	key := strings.Join(sorted, "\x00")
 	if n, ok := c.keysNotIn[key]; ok {
 		return n
 	}
-	n := c.buildKeyNotIn(names)
+	n := c.buildKeyNotIn(sorted)
 	if c.keysNotIn == nil {
 		c.keysNotIn = map[string]*grammar.Node{}
 	}
@@ -598,22 +599,10 @@ func (c *compiler) keyNotIn(names []string) *grammar.Node {
 	return n
 }
 
-func (c *compiler) buildKeyNotIn(names []string) *grammar.Node {
-	type node struct {
-		end      bool
-		children map[rune]*node
-	}
-	root := &node{children: map[rune]*node{}}
-	for _, name := range names {
-		n := root
-		for _, r := range name {
-			if n.children[r] == nil {
-				n.children[r] = &node{children: map[rune]*node{}}
-			}
-			n = n.children[r]
-		}
-		n.end = true
-	}
+// buildKeyNotIn walks the trie of the sorted, distinct names without
+// building it: the names below a trie node are a run of the list that
+// shares its first depth bytes.
+func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 	anyTail := c.shared("_canontail", func() *grammar.Node {
 		most := -1
 		if c.opts.Bounded {
@@ -621,29 +610,48 @@ func (c *compiler) buildKeyNotIn(names []string) *grammar.Node {
 		}
 		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, most), lit(`"`))
 	})
-	var build func(n *node) *grammar.Node
-	build = func(n *node) *grammar.Node {
+	var build func(run []string, depth int) *grammar.Node
+	build = func(run []string, depth int) *grammar.Node {
 		var alts []*grammar.Node
-		if !n.end {
+		if len(run) > 0 && len(run[0]) == depth {
+			run = run[1:] // a name ends here; the shortest sorts first
+		} else {
 			alts = append(alts, lit(`"`))
 		}
 		var rs []rune
-		for r := range n.children {
+		for len(run) > 0 {
+			r, size := utf8.DecodeRuneInString(run[0][depth:])
+			prefix := run[0][:depth+size]
+			k := 1
+			for k < len(run) && strings.HasPrefix(run[k], prefix) {
+				k++
+			}
 			rs = append(rs, r)
-		}
-		slices.Sort(rs)
-		for _, r := range rs {
-			alts = append(alts, grammar.Seq(lit(escapeRune(r)), build(n.children[r])))
+			alts = append(alts, grammar.Seq(lit(escapeRune(r)), build(run[:k], depth+size)))
+			run = run[k:]
 		}
 		alts = append(alts, grammar.Seq(c.canonicalChar(rs), anyTail))
 		return grammar.Alt(alts...)
 	}
-	return grammar.Seq(lit(`"`), build(root))
+	return grammar.Seq(lit(`"`), build(sorted, 0))
 }
 
 // canonicalChar is one string character in canonical encoding, other
 // than the characters in except.
 func (c *compiler) canonicalChar(except []rune) *grammar.Node {
+	key := string(except)
+	if n, ok := c.canonicalChars[key]; ok {
+		return n
+	}
+	n := c.buildCanonicalChar(except)
+	if c.canonicalChars == nil {
+		c.canonicalChars = map[string]*grammar.Node{}
+	}
+	c.canonicalChars[key] = n
+	return n
+}
+
+func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 	ascii := true // every excepted rune is printable ASCII, never escaped
 	for _, r := range except {
 		ascii = ascii && r >= 0x20 && r < 0x7f && r != '"' && r != '\\'
