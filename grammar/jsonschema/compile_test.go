@@ -183,6 +183,14 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"k": "x"}`, `{"k": {}}`},
 		},
 		{
+			// Additional keys are any key but the listed names: names that
+			// are prefixes of others, non-ASCII and escaped characters.
+			name:    "additional properties take every other key",
+			schema:  `{"type": "object", "properties": {"a": {"type": "integer"}, "ab": {"type": "integer"}, "abc": {"type": "integer"}, "b\"q": {"type": "integer"}, "é": {"type": "integer"}, "éa": {"type": "integer"}}, "additionalProperties": {"type": "string"}}`,
+			valid:   []string{`{"a": 1, "abd": "x", "": "x", "abcd": "x", "ac": "x", "b": "x", "b\"": "x", "e": "x", "éb": "x", "ê": "x", "\u0001": "x"}`, `{"b\"q": 1, "é": 2, "éa": 3}`},
+			invalid: []string{`{"a": "x"}`, `{"ab": "x"}`, `{"abc": "x"}`, `{"b\"q": "x"}`, `{"é": "x"}`, `{"éa": "x"}`},
+		},
+		{
 			name:    "an anyOf branch no value satisfies is dropped",
 			schema:  `{"anyOf": [{"type": "string", "minLength": 3, "maxLength": 2}, {"type": "integer"}]}`,
 			valid:   []string{`1`},
