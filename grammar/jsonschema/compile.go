@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -282,52 +281,6 @@ func decodeJSON(data []byte) (any, error) {
 		return nil, fmt.Errorf("data after the value, at byte %d", dec.InputOffset())
 	}
 	return v, nil
-}
-
-// metaschemas are the drafts' metaschemas (santhosh-tekuri/jsonschema
-// carries them), compiled once per process on first use and read-only
-// after: checking a schema against its draft's metaschema is most of
-// what compiling it with the validator costs, without building a
-// validator Compile does not use.
-var metaschemas = sync.OnceValues(func() (map[string]*santhosh.Schema, error) {
-	out := map[string]*santhosh.Schema{}
-	for _, url := range []string{
-		"http://json-schema.org/draft-04/schema", "http://json-schema.org/draft-06/schema",
-		"http://json-schema.org/draft-07/schema", "https://json-schema.org/draft/2019-09/schema",
-		"https://json-schema.org/draft/2020-12/schema",
-	} {
-		s, err := santhosh.NewCompiler().Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("jsonschema: metaschema %s: %w", url, err)
-		}
-		out[url] = s
-	}
-	return out, nil
-})
-
-// checkSchema reports whether doc (the decoded schema text raw) is a
-// valid schema: against its draft's metaschema, or, for a $schema
-// reins does not know, by compiling it with the validator.
-func checkSchema(doc any, raw []byte, opts Options) error {
-	url := "https://json-schema.org/draft/2020-12/schema" // the validator's default draft
-	if root, ok := doc.(map[string]any); ok {
-		if u, ok := root["$schema"].(string); ok {
-			url = strings.TrimSuffix(strings.Replace(u, "https://json-schema.org/draft-0", "http://json-schema.org/draft-0", 1), "#")
-		}
-	}
-	metas, err := metaschemas()
-	if err != nil {
-		return err
-	}
-	meta, ok := metas[url]
-	if !ok {
-		_, err := NewValidator(raw, opts)
-		return err
-	}
-	if err := meta.Validate(doc); err != nil {
-		return fmt.Errorf("jsonschema: invalid schema: %w", err)
-	}
-	return nil
 }
 
 // Validate reports whether the JSON text instance is valid under schema

@@ -1,0 +1,79 @@
+package jsonschema
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"sync"
+
+	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// flatDraft2020 is draft 2020-12's metaschema written as one document
+// (see its $comment): the original is an allOf of seven vocabulary
+// metaschemas joined by $dynamicRef, which the validator checks
+// vocabulary by vocabulary, and most schemas (all that name no $schema)
+// are checked against it.
+//
+//go:embed metaschema/draft2020-12.json
+var flatDraft2020 string
+
+const (
+	draft2020URL     = "https://json-schema.org/draft/2020-12/schema"
+	flatDraft2020URL = "https://reins.invalid/metaschema/draft2020-12.json"
+)
+
+// metaschemas are the drafts' metaschemas (santhosh-tekuri/jsonschema
+// carries them), compiled once per process on first use and read-only
+// after: checking a schema against its draft's metaschema is most of
+// what compiling it with the validator costs, without building a
+// validator Compile does not use.
+var metaschemas = sync.OnceValues(func() (map[string]*santhosh.Schema, error) {
+	out := map[string]*santhosh.Schema{}
+	for _, url := range []string{
+		"http://json-schema.org/draft-04/schema", "http://json-schema.org/draft-06/schema",
+		"http://json-schema.org/draft-07/schema", "https://json-schema.org/draft/2019-09/schema",
+	} {
+		s, err := santhosh.NewCompiler().Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("jsonschema: metaschema %s: %w", url, err)
+		}
+		out[url] = s
+	}
+	c := santhosh.NewCompiler()
+	c.AssertFormat = true // as the validator does for its own metaschemas
+	if err := c.AddResource(flatDraft2020URL, strings.NewReader(flatDraft2020)); err != nil {
+		return nil, fmt.Errorf("jsonschema: metaschema %s: %w", flatDraft2020URL, err)
+	}
+	s, err := c.Compile(flatDraft2020URL)
+	if err != nil {
+		return nil, fmt.Errorf("jsonschema: metaschema %s: %w", flatDraft2020URL, err)
+	}
+	out[draft2020URL] = s
+	return out, nil
+})
+
+// checkSchema reports whether doc (the decoded schema text raw) is a
+// valid schema: against its draft's metaschema, or, for a $schema
+// reins does not know, by compiling it with the validator.
+func checkSchema(doc any, raw []byte, opts Options) error {
+	url := draft2020URL // the validator's default draft
+	if root, ok := doc.(map[string]any); ok {
+		if u, ok := root["$schema"].(string); ok {
+			url = strings.TrimSuffix(strings.Replace(u, "https://json-schema.org/draft-0", "http://json-schema.org/draft-0", 1), "#")
+		}
+	}
+	metas, err := metaschemas()
+	if err != nil {
+		return err
+	}
+	meta, ok := metas[url]
+	if !ok {
+		_, err := NewValidator(raw, opts)
+		return err
+	}
+	if err := meta.Validate(doc); err != nil {
+		return fmt.Errorf("jsonschema: invalid schema: %w", err)
+	}
+	return nil
+}

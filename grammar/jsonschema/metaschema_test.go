@@ -1,0 +1,179 @@
+package jsonschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/internal/shared"
+)
+
+// keywordValues are values of every JSON kind, and the edge cases of the
+// metaschema's constraints (negative and fractional counts, a bad regex,
+// a bad URI and anchor, duplicate names, empty and non-schema arrays).
+var keywordValues = []string{
+	`null`, `true`, `false`, `0`, `3`, `-1`, `1.5`, `2.0`, `1e400`,
+	`""`, `"string"`, `"x y"`, `"a#b"`, `"#a"`, `"http://x/y"`, `"::"`, `"^("`, `"_a-1.b"`, `"1a"`,
+	`[]`, `[1]`, `["a"]`, `["a", "a"]`, `["string", "null"]`, `["string", "string"]`, `["strin"]`, `[{}]`, `[true, {"type": 1}]`,
+	`{}`, `{"a": 1}`, `{"a": {}}`, `{"a": true}`, `{"a": ["b"]}`, `{"a": ["b", "b"]}`, `{"^(": {}}`, `{"a": {"type": "x"}}`,
+	`{"http://x/v": true}`, `{"::": true}`,
+}
+
+// metaschemaCorpus is every keyword the metaschema names (and an unknown
+// one), each given every value of keywordValues, at the root and nested
+// below a subschema keyword.
+func metaschemaCorpus(t *testing.T) []string {
+	var flat map[string]any
+	require.NoError(t, json.Unmarshal([]byte(flatDraft2020), &flat))
+	keywords := []string{"x-unknown"}
+	for kw := range flat["properties"].(map[string]any) {
+		keywords = append(keywords, kw)
+	}
+	var out []string
+	for _, kw := range keywords {
+		for _, v := range keywordValues {
+			k, _ := json.Marshal(kw)
+			member := string(k) + ": " + v
+			out = append(out,
+				"{"+member+"}",
+				`{"properties": {"p": {`+member+`}}}`,
+				`{"items": {"anyOf": [{`+member+`}]}}`,
+				`{"$defs": {"d": {"not": {`+member+`}}}}`,
+				`{"dependencies": {"d": {`+member+`}}}`,
+			)
+		}
+	}
+	return out
+}
+
+// TestFlatMetaschemaAgrees checks that draft 2020-12's metaschema in one
+// document accepts exactly what the original accepts: on every keyword
+// with values of every kind, on the official suite's draft 2020-12
+// schemas and on maskbench-dev's schemas.
+func TestFlatMetaschemaAgrees(t *testing.T) {
+	official, err := santhosh.NewCompiler().Compile(draft2020URL)
+	require.NoError(t, err)
+	metas, err := metaschemas()
+	require.NoError(t, err)
+	flat := metas[draft2020URL]
+	rejected := 0
+	quirks := 0
+	check := func(what string, doc any) {
+		t.Helper()
+		want, got := official.Validate(doc), flat.Validate(doc)
+		if want != nil {
+			rejected++
+		}
+		if want == nil && got != nil && nestedDefinitionsQuirk(got) {
+			quirks++
+			return
+		}
+		assert.Equal(t, want == nil, got == nil, "%s: the original says %v, the flat one %v", what, want, got)
+	}
+	for _, text := range metaschemaCorpus(t) {
+		doc, err := decodeJSON([]byte(text))
+		require.NoError(t, err, text)
+		check(text, doc)
+	}
+	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	// definitions and dependencies holding {"a": {"type": "x"}}, below
+	// properties, anyOf and not: the library's quirk, and nothing else.
+	assert.Equal(t, 2*3, quirks)
+
+	suite := shared.Path(t, "json-schema-test-suite")
+	files, _ := filepath.Glob(filepath.Join(suite, "draft2020-12", "*.json"))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var groups []struct{ Schema json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &groups))
+		for i, g := range groups {
+			doc, err := decodeJSON(g.Schema)
+			require.NoError(t, err)
+			check(filepath.Base(f)+"#"+string(rune('0'+i%10)), doc)
+		}
+	}
+	files, _ = filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var mb struct{ Schema json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &mb))
+		doc, err := decodeJSON(mb.Schema)
+		require.NoError(t, err)
+		if m, ok := doc.(map[string]any); ok {
+			delete(m, "$schema") // checked as draft 2020-12, whatever it names
+		}
+		check(filepath.Base(f), doc)
+	}
+}
+
+// nestedDefinitionsQuirk reports whether err (from the flat metaschema)
+// finds the fault only inside a member of definitions or dependencies
+// below the root. There the validator's own metaschema accepts anything
+// its applicator vocabulary accepts: it resolves the $dynamicRef #meta
+// of the root metaschema's definitions and dependencies, when reached
+// through a vocabulary's own $dynamicRef, to that vocabulary, where the
+// specification takes the outermost #meta, the whole metaschema (so
+// {"not": {"definitions": {"a": {"type": "x"}}}} is invalid, as the flat
+// one says).
+func nestedDefinitionsQuirk(err error) bool {
+	var ve *santhosh.ValidationError
+	if !errors.As(err, &ve) {
+		return false
+	}
+	var leaves func(e *santhosh.ValidationError) bool
+	leaves = func(e *santhosh.ValidationError) bool {
+		if len(e.Causes) == 0 {
+			return nestedMember.MatchString(e.InstanceLocation)
+		}
+		for _, c := range e.Causes {
+			if !leaves(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return leaves(ve)
+}
+
+var nestedMember = regexp.MustCompile(`^/.+/(definitions|dependencies)/[^/]+(/|$)`)
+
+// FuzzFlatMetaschema compares the two forms of draft 2020-12's
+// metaschema on arbitrary documents.
+func FuzzFlatMetaschema(f *testing.F) {
+	for _, s := range []string{
+		`{"type": ["string", "string"]}`, `{"properties": {"a": {"minLength": -1}}}`,
+		`{"$defs": {"a": {"$anchor": "1a"}}}`, `{"dependencies": {"a": ["b", "b"]}}`,
+		`{"patternProperties": {"^(": {}}}`, `{"allOf": []}`, `{"$id": "a#b"}`,
+	} {
+		f.Add(s)
+	}
+	official, err := santhosh.NewCompiler().Compile(draft2020URL)
+	require.NoError(f, err)
+	metas, err := metaschemas()
+	require.NoError(f, err)
+	flat := metas[draft2020URL]
+	f.Fuzz(func(t *testing.T, text string) {
+		dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+		dec.UseNumber()
+		var doc any
+		if dec.Decode(&doc) != nil {
+			return
+		}
+		want, got := official.Validate(doc), flat.Validate(doc)
+		if (want == nil) != (got == nil) && !(want == nil && nestedDefinitionsQuirk(got)) {
+			t.Fatalf("%s: the original says %v, the flat one %v", text, want, got)
+		}
+	})
+}
