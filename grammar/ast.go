@@ -69,9 +69,9 @@ type Node struct {
 	Tokens   []TokenRef // OpToken
 	Negated  bool       // OpToken
 
-	// inlined marks the body of an inlined rule, as inline places it at
-	// every reference: compile emits its code once per continuation.
-	inlined bool
+	// hoisted is, on a call compile makes to a hoisted repetition body,
+	// the program rule it calls, plus one.
+	hoisted int
 }
 
 // Rule is a named production.

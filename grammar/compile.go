@@ -74,37 +74,36 @@ func Compile(g *Grammar) (*Prog, error) {
 			return nil, errorf(r.Pos, "grammar too large: unrolling its bounded repetitions would take more than %d instructions", MaxInst)
 		}
 	}
-	// Compile the grammar with its non-recursive rules inlined.
-	rules := inline(g.Rules, sizes, calls, g.Start)
-	// Inlining changes no rule's language, so what was productive still is.
-	productive := make([]bool, len(rules))
-	for i, r := range rules {
-		productive[i] = c.productive[c.index[r.Name]]
-	}
-	c.g = &Grammar{Rules: rules, Start: g.Start}
-	c.productive = productive
-	c.index = make(map[string]int, len(rules))
-	for i, r := range rules {
-		c.index[r.Name] = i
-	}
+	// Compile the grammar with its non-recursive rules inlined: the
+	// program's rules are the others, in order.
+	c.inlined = inline(g.Rules, sizes, calls, g.Start)
 	p := c.prog
-	p.Start = c.index[g.Start]
-	p.Rules = make([]ProgRule, len(rules))
+	c.progRule = make([]uint32, len(g.Rules))
+	for i, r := range g.Rules {
+		if !c.inlined[i] {
+			c.progRule[i] = uint32(len(p.Rules))
+			p.Rules = append(p.Rules, ProgRule{Name: r.Name})
+		}
+	}
+	p.Start = int(c.progRule[start])
 	// Sharing inlined bodies keeps most programs below the grammar's
 	// unrolled size; the rest grow by append.
-	p.Inst = make([]Inst, 0, min(total+len(rules), MaxInst))
-	for i, r := range rules {
-		p.Rules[i].Name = r.Name
-		match := c.emit(Inst{Op: InstMatch, Arg: uint32(i)})
+	p.Inst = make([]Inst, 0, min(total+len(p.Rules), MaxInst))
+	for i, r := range g.Rules {
+		if c.inlined[i] {
+			continue
+		}
+		pr := c.progRule[i]
+		match := c.emit(Inst{Op: InstMatch, Arg: pr})
 		if !c.productive[i] {
-			p.Rules[i].Start = c.emit(Inst{Op: InstFail})
+			p.Rules[pr].Start = c.emit(Inst{Op: InstFail})
 			continue
 		}
 		entry, err := c.compile(r.Body, match)
 		if err != nil {
 			return nil, err
 		}
-		p.Rules[i].Start = entry
+		p.Rules[pr].Start = entry
 	}
 	if c.err != nil {
 		return nil, c.err
@@ -121,6 +120,15 @@ type compiler struct {
 	err        error
 	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
 	seqs       map[[2]rune][][]byteRange
+	// inlined marks the grammar's rules that are compiled in place at
+	// each reference (see inline); progRule is the program rule of each
+	// of the others.
+	inlined  []bool
+	progRule []uint32
+	// expanded is the unrolled size of each inlined rule's body, with its
+	// inlined references in place, plus one for the reference; 0 until
+	// measured.
+	expanded []int
 	// hoistedRules finds the rule a repeated body was hoisted into, by
 	// the body's node: bodies an inlined rule shares are hoisted once.
 	hoistedRules map[*Node]*Node
@@ -194,8 +202,7 @@ func (c *compiler) nodeProductive(n *Node) bool {
 	case OpRepeat:
 		return n.Min == 0 || c.nodeProductive(n.Subs[0])
 	case OpRef:
-		i := c.index[n.Name]
-		return i >= len(c.productive) || c.productive[i] // hoisted rules are productive
+		return n.hoisted > 0 || c.productive[c.index[n.Name]] // hoisted rules are productive
 	case OpClass:
 		return len(n.Ranges) > 0
 	}
@@ -216,34 +223,36 @@ func (c *compiler) emit(in Inst) uint32 {
 func (c *compiler) split(a, b uint32) uint32 { return c.emit(Inst{Op: InstSplit, Out: a, Arg: b}) }
 
 // compile emits n so that it continues at next, and returns its entry.
-// n is productive. An inlined rule's body is one node at every
-// reference; its code depends only on it and next, and instructions do
-// not change once compile returns, so it is emitted once per next: one
-// copy, and one parser state, where each reference made its own.
+// n is productive.
 func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	if n.inlined {
-		key := compiled{n, next}
-		if at, ok := c.done[key]; ok {
-			return at, nil
-		}
-		at, err := c.compileNode(n, next)
-		if err == nil {
-			if c.done == nil {
-				c.done = map[compiled]uint32{}
-			}
-			c.done[key] = at
-		}
-		return at, err
-	}
 	return c.compileNode(n, next)
 }
 
-// compiled is a node compiled to continue at next.
+// compileInlined emits the body of inlined rule i, continuing at next.
+// Its code depends only on i and next, and instructions do not change
+// once compile returns, so it is emitted once per next: one copy, and
+// one parser state, where each reference would make its own.
+func (c *compiler) compileInlined(i int, next uint32) (uint32, error) {
+	key := compiled{i, next}
+	if at, ok := c.done[key]; ok {
+		return at, nil
+	}
+	at, err := c.compile(c.g.Rules[i].Body, next)
+	if err == nil {
+		if c.done == nil {
+			c.done = map[compiled]uint32{}
+		}
+		c.done[key] = at
+	}
+	return at, err
+}
+
+// compiled is an inlined rule compiled to continue at next.
 type compiled struct {
-	n    *Node
+	rule int
 	next uint32
 }
 
@@ -308,7 +317,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		if !c.nodeProductive(sub) { // then Min is 0: only the empty repetition
 			return next, nil
 		}
-		if copies := max(n.Min, n.Max); copies > hoistCopies && unrolled(sub) > hoistSize {
+		if copies := max(n.Min, n.Max); copies > hoistCopies && c.expandedSize(sub) > hoistSize {
 			return c.hoisted(n, next)
 		}
 		at := next
@@ -337,7 +346,14 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		}
 		return at, nil
 	case OpRef:
-		return c.emit(Inst{Op: InstCall, Arg: uint32(c.index[n.Name]), Out: next}), nil
+		if n.hoisted > 0 {
+			return c.emit(Inst{Op: InstCall, Arg: uint32(n.hoisted - 1), Out: next}), nil
+		}
+		i := c.index[n.Name]
+		if c.inlined[i] {
+			return c.compileInlined(i, next)
+		}
+		return c.emit(Inst{Op: InstCall, Arg: c.progRule[i], Out: next}), nil
 	case OpToken:
 		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
@@ -356,7 +372,11 @@ const (
 
 // hoisted compiles repetition n with its body as a separate rule.
 func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
-	if call, ok := c.hoistedRules[n.Subs[0]]; ok { // the same body, hoisted before
+	body := n.Subs[0] // the body, or the inlined rule it calls, is the key
+	if body.Op == OpRef && body.hoisted == 0 && c.inlined[c.index[body.Name]] {
+		body = c.g.Rules[c.index[body.Name]].Body
+	}
+	if call, ok := c.hoistedRules[body]; ok { // the same body, hoisted before
 		return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 	}
 	rule := uint32(len(c.prog.Rules))
@@ -367,12 +387,11 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 		return 0, err
 	}
 	c.prog.Rules[rule].Start = entry
-	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name}
-	c.index[call.Name] = int(rule)
+	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name, hoisted: int(rule) + 1}
 	if c.hoistedRules == nil {
 		c.hoistedRules = map[*Node]*Node{}
 	}
-	c.hoistedRules[n.Subs[0]] = call
+	c.hoistedRules[body] = call
 	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 }
 
@@ -468,6 +487,30 @@ func unrolled(n *Node) int {
 	subs := 0
 	for _, s := range n.Subs {
 		subs += unrolled(s)
+	}
+	return nodeSize(n, subs)
+}
+
+// expandedSize is unrolled(n) with the inlined rules n refers to in
+// place (as compile emits them, before sharing), each counting one more
+// for the reference.
+func (c *compiler) expandedSize(n *Node) int {
+	if n.Op == OpRef && n.hoisted == 0 {
+		i := c.index[n.Name]
+		if !c.inlined[i] {
+			return 1
+		}
+		if c.expanded == nil {
+			c.expanded = make([]int, len(c.g.Rules))
+		}
+		if c.expanded[i] == 0 {
+			c.expanded[i] = c.expandedSize(c.g.Rules[i].Body) + 1
+		}
+		return c.expanded[i]
+	}
+	subs := 0
+	for _, s := range n.Subs {
+		subs += c.expandedSize(s)
 	}
 	return nodeSize(n, subs)
 }

@@ -7,25 +7,20 @@ import "slices"
 // inlineBudget when that is more.
 const inlineBudget = 10000
 
-// inline returns g's rules with every rule that is not the start rule and
-// does not refer to itself replaced, at each reference, by its body;
-// rules that refer to themselves stay as calls. Inlining a rule into its
-// callers can make a caller refer to itself, which then stays. A rule
-// whose inlining would exceed the budget stays too. This changes no
-// language, only how the parser sees it: a JSON string inlined into
-// "object" ends inside "object", so the tokens that close it and go on
-// (`":`, `",`) are judged without looking below the current rule.
+// inline decides which rules compile inlines: every rule that is not
+// the start rule and does not refer to itself is compiled in place at
+// each reference, and rules that refer to themselves stay as calls.
+// Inlining a rule into its callers can make a caller refer to itself,
+// which then stays. A rule whose inlining would exceed the budget stays
+// too. This changes no language, only how the parser sees it: a JSON
+// string inlined into "object" ends inside "object", so the tokens that
+// close it and go on (`":`, `",`) are judged without looking below the
+// current rule.
 //
-// What to inline is decided on the call graph (reference counts and
-// sizes: sizes[i] is unrolled(rules[i].Body); calls[a][b] counts the
-// references from rule a to rule b, and inline consumes it), in rule
-// order, pass after pass; the bodies are then expanded once, with each
-// inlined rule's expansion shared.
-func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []Rule {
-	index := map[string]int{}
-	for i, r := range rules {
-		index[r.Name] = i
-	}
+// It decides on the call graph (reference counts and sizes: sizes[i] is
+// unrolled(rules[i].Body); calls[a][b] counts the references from rule a
+// to rule b, and inline consumes it), in rule order, pass after pass.
+func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool {
 	n := len(rules)
 	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
 	size := slices.Clone(sizes)
@@ -75,51 +70,5 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []Rule
 			changed = true
 		}
 	}
-	memo := make([]*Node, n)
-	var expand func(nd *Node) *Node
-	expand = func(nd *Node) *Node {
-		if nd.Op == OpRef {
-			if i, ok := index[nd.Name]; ok && inlined[i] {
-				if memo[i] == nil {
-					// A node of this compilation's own (the body may be
-					// the caller's), marked for compile to share.
-					memo[i] = &Node{Op: OpSeq, Pos: rules[i].Body.Pos, Subs: []*Node{expand(rules[i].Body)}, inlined: true}
-				}
-				return memo[i]
-			}
-			return nd
-		}
-		var subs []*Node
-		for j, s := range nd.Subs {
-			t := expand(s)
-			if t != s && subs == nil {
-				subs = append([]*Node(nil), nd.Subs...)
-			}
-			if subs != nil {
-				subs[j] = t
-			}
-		}
-		if subs == nil {
-			return nd
-		}
-		c := *nd
-		c.Subs = subs
-		return &c
-	}
-	out := make([]Rule, 0, n)
-	for i, r := range rules {
-		if !inlined[i] {
-			out = append(out, Rule{Name: r.Name, Pos: r.Pos, Body: expand(r.Body)})
-		}
-	}
-	return out
-}
-
-// nodes counts the nodes of a tree.
-func nodes(n *Node) int {
-	s := 1
-	for _, c := range n.Subs {
-		s += nodes(c)
-	}
-	return s
+	return inlined
 }
