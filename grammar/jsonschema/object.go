@@ -610,13 +610,16 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 		}
 		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, most), lit(`"`))
 	})
+	quote := lit(`"`)
+	runes := map[rune]*grammar.Node{}     // each character's literal, shared
+	deviate := map[string]*grammar.Node{} // a character but these, then any tail
 	var build func(run []string, depth int) *grammar.Node
 	build = func(run []string, depth int) *grammar.Node {
 		var alts []*grammar.Node
 		if len(run) > 0 && len(run[0]) == depth {
 			run = run[1:] // a name ends here; the shortest sorts first
 		} else {
-			alts = append(alts, lit(`"`))
+			alts = append(alts, quote)
 		}
 		var rs []rune
 		for len(run) > 0 {
@@ -627,13 +630,18 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 				k++
 			}
 			rs = append(rs, r)
-			alts = append(alts, grammar.Seq(lit(escapeRune(r)), build(run[:k], depth+size)))
+			if runes[r] == nil {
+				runes[r] = lit(escapeRune(r))
+			}
+			alts = append(alts, grammar.Seq(runes[r], build(run[:k], depth+size)))
 			run = run[k:]
 		}
-		alts = append(alts, grammar.Seq(c.canonicalChar(rs), anyTail))
-		return grammar.Alt(alts...)
+		if deviate[string(rs)] == nil {
+			deviate[string(rs)] = grammar.Seq(c.canonicalChar(rs), anyTail)
+		}
+		return grammar.Alt(append(alts, deviate[string(rs)])...)
 	}
-	return grammar.Seq(lit(`"`), build(sorted, 0))
+	return grammar.Seq(quote, build(sorted, 0))
 }
 
 // canonicalChar is one string character in canonical encoding, other
