@@ -182,14 +182,14 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 			return nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
 		}
 	}
-	doc, err := decodeJSON(schema)
+	doc, order, err := decodeSchema(schema)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
 	}
 	if err := checkSchema(doc, schema, opts); err != nil { // a valid schema, first
 		return nil, err
 	}
-	refs, err := newRefs(doc, schema, opts.baseURI(), opts.Loader)
+	refs, err := newRefs(doc, order, opts.baseURI(), opts.Loader)
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: %w", err)
 	}

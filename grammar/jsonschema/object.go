@@ -6,59 +6,11 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
 )
-
-// keyOrder returns, for every object of a JSON document, its keys in
-// the order they are written, keyed by the object's JSON pointer.
-func keyOrder(data []byte) (map[string][]string, []string, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	out := map[string][]string{}
-	var ptrs []string // objects in document order
-	var walk func(ptr string) error
-	walk = func(ptr string) error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		d, ok := tok.(json.Delim)
-		if !ok {
-			return nil
-		}
-		switch d {
-		case '{':
-			ptrs = append(ptrs, ptr)
-			var keys []string
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key := k.(string)
-				keys = append(keys, key)
-				if err := walk(ptr + "/" + escapePointer(key)); err != nil {
-					return err
-				}
-			}
-			out[ptr] = keys
-		case '[':
-			for i := 0; dec.More(); i++ {
-				if err := walk(ptr + "/" + strconv.Itoa(i)); err != nil {
-					return err
-				}
-			}
-		}
-		_, err = dec.Token() // the closing delimiter
-		return err
-	}
-	err := walk("#")
-	return out, ptrs, err
-}
 
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")

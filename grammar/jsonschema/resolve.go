@@ -32,28 +32,27 @@ type refs struct {
 }
 
 // newRefs reads the root document, found at base.
-func newRefs(doc any, raw []byte, base string, load Loader) (*refs, error) {
-	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: map[string][]string{}}
-	if err := r.add("", base, doc, raw); err != nil {
+func newRefs(doc any, order *keyOrder, base string, load Loader) (*refs, error) {
+	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: order.keys, ptrs: order.ptrs}
+	if err := r.add("", base, doc, nil); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// add registers a document at prefix, read from base: its key order, its
-// resources and anchors; its $refs become absolute.
-func (r *refs) add(prefix, base string, doc any, raw []byte) error {
+// add registers a document at prefix, read from base: its key order
+// (the root document's is r's already, order nil), its resources and
+// anchors; its $refs become absolute.
+func (r *refs) add(prefix, base string, doc any, order *keyOrder) error {
 	u, err := url.Parse(base)
 	if err != nil || !u.IsAbs() {
 		return fmt.Errorf("base URI %q is not absolute", base)
 	}
-	order, ptrs, err := keyOrder(raw)
-	if err != nil {
-		return err
-	}
-	for _, p := range ptrs {
-		r.order[prefix+p] = order[p]
-		r.ptrs = append(r.ptrs, prefix+p)
+	if order != nil {
+		for _, p := range order.ptrs {
+			r.order[prefix+p] = order.keys[p]
+			r.ptrs = append(r.ptrs, prefix+p)
+		}
 	}
 	r.docs[prefix] = doc
 	u.Fragment, u.RawFragment = "", ""
@@ -199,11 +198,11 @@ func (r *refs) fetch(docURL string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", docURL, err)
 	}
-	doc, err := decodeJSON(raw)
+	doc, order, err := decodeSchema(raw)
 	if err != nil {
 		return fmt.Errorf("loading %s: not JSON: %w", docURL, err)
 	}
-	return r.add(docURL, docURL, doc, raw)
+	return r.add(docURL, docURL, doc, order)
 }
 
 // resolve returns the schema at location loc.

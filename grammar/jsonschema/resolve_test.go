@@ -123,7 +123,9 @@ func TestRefErrors(t *testing.T) {
 		{"https://example.com/e.json", "no document https://example.com/e.json", l.load},
 		{"https://example.com/d.json", "no Options.Loader", nil},
 	} {
-		r, err := newRefs(map[string]any{}, []byte(`{}`), DefaultBaseURI, tc.load)
+		doc, order, err := decodeSchema([]byte(`{}`))
+		require.NoError(t, err)
+		r, err := newRefs(doc, order, DefaultBaseURI, tc.load)
 		require.NoError(t, err)
 		_, _, err = r.target(tc.ref)
 		assert.ErrorContains(t, err, tc.msg, tc.ref)

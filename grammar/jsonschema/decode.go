@@ -1,0 +1,354 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// keyOrder is the order of the keys of each object of a document, by
+// JSON pointer ("#", "#/properties", ...): Go maps forget it, and object
+// properties are written in schema order.
+type keyOrder struct {
+	keys map[string][]string // each object's keys, as written (repeats too)
+	ptrs []string            // the objects, in document order
+}
+
+// maxDepth bounds how deeply a document nests, as encoding/json's does.
+const maxDepth = 10000
+
+// decodeSchema decodes a schema document as encoding/json decodes into
+// an any with UseNumber (objects map[string]any with the last of
+// repeated keys, arrays []any, numbers json.Number, invalid UTF-8 and
+// lone surrogates as U+FFFD), and records its key order, in one pass.
+// Anything after the value but whitespace is an error.
+func decodeSchema(data []byte) (any, *keyOrder, error) {
+	d := &decoder{data: data, order: &keyOrder{keys: map[string][]string{}}}
+	d.space()
+	v, err := d.value("#", 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.space()
+	if d.pos < len(d.data) {
+		return nil, nil, d.errorf("data after the value")
+	}
+	return v, d.order, nil
+}
+
+// decoder reads one JSON document.
+type decoder struct {
+	data  []byte
+	pos   int
+	order *keyOrder
+	buf   []byte // a string being unescaped
+}
+
+// errorf is an error naming the line and column of the current byte.
+func (d *decoder) errorf(format string, args ...any) error {
+	line, col := 1, 1
+	for _, b := range d.data[:min(d.pos, len(d.data))] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+}
+
+// unexpected is the error for the current byte, or for the end.
+func (d *decoder) unexpected(what string) error {
+	if d.pos >= len(d.data) {
+		return d.errorf("unexpected end of the document, looking for %s", what)
+	}
+	return d.errorf("unexpected %q, looking for %s", rune(d.data[d.pos]), what)
+}
+
+func (d *decoder) space() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value decodes the value at d.pos, whose pointer is ptr (built only for
+// objects and arrays, which need it).
+func (d *decoder) value(ptr string, depth int) (any, error) {
+	if d.pos >= len(d.data) {
+		return nil, d.unexpected("a value")
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		if depth >= maxDepth {
+			return nil, d.errorf("nested more than %d deep", maxDepth)
+		}
+		return d.object(ptr, depth+1)
+	case c == '[':
+		if depth >= maxDepth {
+			return nil, d.errorf("nested more than %d deep", maxDepth)
+		}
+		return d.array(ptr, depth+1)
+	case c == '"':
+		return d.string()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case d.literal("true"):
+		return true, nil
+	case d.literal("false"):
+		return false, nil
+	case d.literal("null"):
+		return nil, nil
+	}
+	return nil, d.unexpected("a value")
+}
+
+// literal consumes word if it is next.
+func (d *decoder) literal(word string) bool {
+	if len(d.data)-d.pos >= len(word) && string(d.data[d.pos:d.pos+len(word)]) == word {
+		d.pos += len(word)
+		return true
+	}
+	return false
+}
+
+func (d *decoder) object(ptr string, depth int) (any, error) {
+	d.pos++ // {
+	out := map[string]any{}
+	var keys []string
+	d.order.ptrs = append(d.order.ptrs, ptr)
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		d.order.keys[ptr] = keys
+		return out, nil
+	}
+	for {
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, d.unexpected("a key")
+		}
+		key, err := d.string()
+		if err != nil {
+			return nil, err
+		}
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, d.unexpected("':' after a key")
+		}
+		d.pos++
+		d.space()
+		var sub string
+		if d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
+			sub = ptr + "/" + escapePointer(key)
+		}
+		v, err := d.value(sub, depth)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = v
+		keys = append(keys, key)
+		d.space()
+		if d.pos < len(d.data) && d.data[d.pos] == ',' {
+			d.pos++
+			d.space()
+			continue
+		}
+		if d.pos < len(d.data) && d.data[d.pos] == '}' {
+			d.pos++
+			d.order.keys[ptr] = keys
+			return out, nil
+		}
+		return nil, d.unexpected("',' or '}' in an object")
+	}
+}
+
+func (d *decoder) array(ptr string, depth int) (any, error) {
+	d.pos++ // [
+	out := []any{}
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return out, nil
+	}
+	for i := 0; ; i++ {
+		var sub string
+		if d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
+			sub = ptr + "/" + strconv.Itoa(i)
+		}
+		v, err := d.value(sub, depth)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		d.space()
+		if d.pos < len(d.data) && d.data[d.pos] == ',' {
+			d.pos++
+			d.space()
+			continue
+		}
+		if d.pos < len(d.data) && d.data[d.pos] == ']' {
+			d.pos++
+			return out, nil
+		}
+		return nil, d.unexpected("',' or ']' in an array")
+	}
+}
+
+// number reads a number as the JSON grammar writes it, into a
+// json.Number.
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	digits := func() int {
+		n := 0
+		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n
+	}
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.data) && d.data[d.pos] == '0':
+		d.pos++
+	case digits() == 0:
+		return nil, d.unexpected("a digit")
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		d.pos++
+		if digits() == 0 {
+			return nil, d.unexpected("a digit after '.'")
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if digits() == 0 {
+			return nil, d.unexpected("a digit in the exponent")
+		}
+	}
+	return json.Number(d.data[start:d.pos]), nil
+}
+
+// string reads a string at d.pos (its opening quote).
+func (d *decoder) string() (string, error) {
+	d.pos++ // "
+	start := d.pos
+	// The common case: no escapes, ASCII or valid UTF-8, no copy to make
+	// but the string itself.
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			s := string(d.data[start:d.pos])
+			d.pos++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		d.pos++
+	}
+	d.buf = append(d.buf[:0], d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(d.buf), nil
+		case c < 0x20:
+			return "", d.errorf("control character %#02x in a string", c)
+		case c == '\\':
+			r, err := d.escape()
+			if err != nil {
+				return "", err
+			}
+			d.buf = utf8.AppendRune(d.buf, r)
+		case c < utf8.RuneSelf:
+			d.buf = append(d.buf, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			d.buf = utf8.AppendRune(d.buf, r) // U+FFFD for an invalid byte
+			d.pos += size
+		}
+	}
+	return "", d.unexpected("the end of a string")
+}
+
+// escape reads the escape sequence at d.pos (its backslash).
+func (d *decoder) escape() (rune, error) {
+	d.pos++
+	if d.pos >= len(d.data) {
+		return 0, d.unexpected("an escape")
+	}
+	c := d.data[d.pos]
+	d.pos++
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+		r, ok := d.hex4()
+		if !ok {
+			return 0, d.unexpected("4 hexadecimal digits after \\u")
+		}
+		if !utf16.IsSurrogate(r) {
+			return r, nil
+		}
+		// A high surrogate takes the low one that follows; anything
+		// else is U+FFFD, as encoding/json decodes it.
+		if len(d.data)-d.pos >= 6 && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+			save := d.pos
+			d.pos += 2
+			if r2, ok := d.hex4(); ok {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					return dec, nil
+				}
+			}
+			d.pos = save
+		}
+		return utf8.RuneError, nil
+	}
+	d.pos--
+	return 0, d.unexpected("an escape character")
+}
+
+// hex4 reads four hexadecimal digits.
+func (d *decoder) hex4() (rune, bool) {
+	if len(d.data)-d.pos < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.data[d.pos : d.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	d.pos += 4
+	return r, true
+}
