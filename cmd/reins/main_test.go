@@ -226,6 +226,15 @@ func TestMaskbenchCommand(t *testing.T) {
 	assert.Contains(t, out, "TTFM")
 	assert.Contains(t, out, "schemas 2")
 	assert.Contains(t, out, "invalidation errors 0 (0.0%)")
+	if os.Getenv("GOGC") == "" {
+		assert.Contains(t, out, "GOGC 200", "the default GC target")
+	}
+	// --gogc sets the GC target for the run only.
+	before := gcPercent()
+	out, errOut, code = runCLI(t, append([]string{"maskbench", "--gogc", "150", "--vocab", shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")}, files[:1]...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "GOGC 150")
+	assert.Equal(t, before, gcPercent(), "restored after the run")
 }
 
 // TestMaskbenchBothEngines runs reins and llama.cpp on the same file in
