@@ -153,19 +153,31 @@ func (d *decoder) object(ptr string, depth int) (any, error) {
 		}
 		out[key] = v
 		keys = append(keys, key)
-		d.space()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
-			d.space()
-			continue
+		more, err := d.more('}', "',' or '}' in an object")
+		if err != nil {
+			return nil, err
 		}
-		if d.pos < len(d.data) && d.data[d.pos] == '}' {
-			d.pos++
+		if !more {
 			d.order.keys[ptr] = keys
 			return out, nil
 		}
-		return nil, d.unexpected("',' or '}' in an object")
 	}
+}
+
+// more reads what follows a member or an element: a comma (there are
+// more) or the closing delimiter (there are not; err when neither).
+func (d *decoder) more(closing byte, want string) (bool, error) {
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == ',' {
+		d.pos++
+		d.space()
+		return true, nil
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == closing {
+		d.pos++
+		return false, nil
+	}
+	return false, d.unexpected(want)
 }
 
 func (d *decoder) array(ptr string, depth int) (any, error) {
@@ -186,17 +198,13 @@ func (d *decoder) array(ptr string, depth int) (any, error) {
 			return nil, err
 		}
 		out = append(out, v)
-		d.space()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
-			d.space()
-			continue
+		more, err := d.more(']', "',' or ']' in an array")
+		if err != nil {
+			return nil, err
 		}
-		if d.pos < len(d.data) && d.data[d.pos] == ']' {
-			d.pos++
+		if !more {
 			return out, nil
 		}
-		return nil, d.unexpected("',' or ']' in an array")
 	}
 }
 

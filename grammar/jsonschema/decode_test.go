@@ -3,7 +3,6 @@ package jsonschema
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,21 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// stdDecode is what decodeSchema must agree with: encoding/json with
-// UseNumber, nothing after the value.
-func stdDecode(data []byte) (any, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return v, nil
-}
 
 // tokenKeyOrder is keyOrder found with encoding/json's tokens: for
 // every object of a JSON document, its keys in the order they are
@@ -75,11 +59,12 @@ func tokenKeyOrder(data []byte) (map[string][]string, []string, error) {
 	return out, ptrs, err
 }
 
-// checkDecode compares decodeSchema with encoding/json on text: the same
-// value, or an error from both; and the same key order as the tokens.
+// checkDecode compares decodeSchema with encoding/json (with UseNumber,
+// nothing after the value) on text: the same value, or an error from
+// both; and the same key order as the tokens.
 func checkDecode(t *testing.T, text string) {
 	t.Helper()
-	want, wantErr := stdDecode([]byte(text))
+	want, wantErr := decodeJSON([]byte(text)) // encoding/json
 	got, order, err := decodeSchema([]byte(text))
 	if wantErr != nil {
 		require.Error(t, err, "%q: encoding/json says %v", text, wantErr)

@@ -539,15 +539,19 @@ func (c *compiler) keyNotIn(names []string) *grammar.Node {
 	// Objects often list the same names (a definition inlined in many
 	// places): build each set's automaton once.
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
-	key := strings.Join(sorted, "\x00")
-	if n, ok := c.keysNotIn[key]; ok {
+	return memo(&c.keysNotIn, strings.Join(sorted, "\x00"), func() *grammar.Node { return c.buildKeyNotIn(sorted) })
+}
+
+// memo returns (*cache)[key], built and kept on first use.
+func memo(cache *map[string]*grammar.Node, key string, build func() *grammar.Node) *grammar.Node {
+	if n, ok := (*cache)[key]; ok {
 		return n
 	}
-	n := c.buildKeyNotIn(sorted)
-	if c.keysNotIn == nil {
-		c.keysNotIn = map[string]*grammar.Node{}
+	n := build()
+	if *cache == nil {
+		*cache = map[string]*grammar.Node{}
 	}
-	c.keysNotIn[key] = n
+	(*cache)[key] = n
 	return n
 }
 
@@ -599,16 +603,7 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 // canonicalChar is one string character in canonical encoding, other
 // than the characters in except.
 func (c *compiler) canonicalChar(except []rune) *grammar.Node {
-	key := string(except)
-	if n, ok := c.canonicalChars[key]; ok {
-		return n
-	}
-	n := c.buildCanonicalChar(except)
-	if c.canonicalChars == nil {
-		c.canonicalChars = map[string]*grammar.Node{}
-	}
-	c.canonicalChars[key] = n
-	return n
+	return memo(&c.canonicalChars, string(except), func() *grammar.Node { return c.buildCanonicalChar(except) })
 }
 
 func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
