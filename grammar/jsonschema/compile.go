@@ -1070,7 +1070,14 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 			return nil, c.errorf(ptr, "pattern", "%v", err)
 		}
 		if !lengthsWithin(n, min, max) {
-			return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them")
+			clamped, ok := clampLengths(n, min, max)
+			if !ok {
+				return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them, or are fixed parts around one repeated character")
+			}
+			if clamped.Op == grammar.OpAlt && len(clamped.Subs) == 0 {
+				return nil, c.emptyf(ptr, "pattern", "no string of the pattern has a length within minLength and maxLength")
+			}
+			n = clamped
 		}
 		n, err = jsonEncode(n)
 		if err != nil {

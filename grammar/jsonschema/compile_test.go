@@ -191,6 +191,19 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"a": "x"}`, `{"ab": "x"}`, `{"abc": "x"}`, `{"b\"q": "x"}`, `{"é": "x"}`, `{"éa": "x"}`},
 		},
 		{
+			// The bounds fall on the one repeated character.
+			name:    "pattern of one repeated character with length bounds",
+			schema:  `{"type": "string", "pattern": "^[0-9a-z-]*$", "minLength": 4, "maxLength": 6}`,
+			valid:   []string{`"abcd"`, `"ab-d12"`, `"----"`},
+			invalid: []string{`"abc"`, `"abcdefg"`, `"ABCD"`, `""`},
+		},
+		{
+			name:    "pattern of fixed parts around one repeated character with a maximum length",
+			schema:  `{"type": "string", "pattern": "^v[0-9]+\\.$", "maxLength": 4}`,
+			valid:   []string{`"v1."`, `"v12."`},
+			invalid: []string{`"v123."`, `"v."`, `"v12"`, `"x12."`},
+		},
+		{
 			name:    "an anyOf branch no value satisfies is dropped",
 			schema:  `{"anyOf": [{"type": "string", "minLength": 3, "maxLength": 2}, {"type": "integer"}]}`,
 			valid:   []string{`1`},
@@ -221,6 +234,7 @@ func TestRefusals(t *testing.T) {
 		{`{"properties": {"a": {}}, "dependencies": {"a": {"required": ["b"]}}}`, "#/dependencies", "a"},
 		{`{"properties": {"a": {}}, "dependentRequired": {"a": ["zz"]}}`, "#/dependentRequired", "a"},
 		{`{"type": "string", "pattern": "^[a-z]{2,4}$", "maxLength": 3}`, "#", "pattern"},
+		{`{"type": "string", "pattern": "^ab[0-9]*$", "maxLength": 1}`, "#", "pattern"},
 		{`{"type": "string", "pattern": "a", "maxLength": 3}`, "#", "pattern"},
 		{`{"type": "string", "format": "date-time", "maxLength": 30}`, "#", "format"},
 		{`{"patternProperties": {"^a": {"type": "string"}}}`, "#", "patternProperties"},

@@ -79,6 +79,57 @@ func lengthsWithin(n *grammar.Node, min, max int) bool {
 	return lo >= min && (max < 0 || (hi >= 0 && hi <= max))
 }
 
+// clampLengths returns n's strings of minLen to maxLen code points
+// (maxLen -1: no bound) when n is fixed-length parts around one repetition of a
+// single character (^[a-z0-9-]*$, ^v[0-9]+$): the bounds then fall on
+// the repetition's count. ok is false for any other shape; the result
+// matches no string when the bounds exclude every count.
+func clampLengths(n *grammar.Node, minLen, maxLen int) (out *grammar.Node, ok bool) {
+	var parts []*grammar.Node
+	var flatten func(n *grammar.Node)
+	flatten = func(n *grammar.Node) {
+		if n.Op == grammar.OpSeq {
+			for _, s := range n.Subs {
+				flatten(s)
+			}
+			return
+		}
+		parts = append(parts, n)
+	}
+	flatten(n)
+	rep, fixed := -1, 0
+	for i, part := range parts {
+		if lo, hi := lengthRange(part); lo == hi {
+			fixed += lo
+			continue
+		}
+		if rep >= 0 || part.Op != grammar.OpRepeat {
+			return nil, false
+		}
+		if lo, hi := lengthRange(part.Subs[0]); lo != 1 || hi != 1 {
+			return nil, false
+		}
+		rep = i
+	}
+	if rep < 0 {
+		return nil, false
+	}
+	r := parts[rep]
+	lo, hi := max(r.Min, minLen-fixed), r.Max
+	if maxLen >= 0 && (hi < 0 || hi > maxLen-fixed) {
+		hi = maxLen - fixed
+		if hi < 0 { // the fixed parts alone are too long
+			return grammar.Alt(), true
+		}
+	}
+	if hi >= 0 && lo > hi {
+		return grammar.Alt(), true
+	}
+	parts = append([]*grammar.Node(nil), parts...)
+	parts[rep] = grammar.Repeat(r.Subs[0], lo, hi)
+	return grammar.Seq(parts...), true
+}
+
 // lengthRange returns the shortest and longest lengths, in code points,
 // of n's strings (hi -1: unbounded).
 func lengthRange(n *grammar.Node) (lo, hi int) {
