@@ -66,7 +66,10 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 	if callsOnly {
 		items = ps.callsOf(i)
 	}
-	var pairs []uint64
+	// This set's pairs go on ctxPairs after those of the sets whose keys
+	// are being built around it (the origins recurse), and leave with it.
+	start := len(ps.ctxPairs)
+	defer func() { ps.ctxPairs = ps.ctxPairs[:start] }()
 	for _, it := range items {
 		var ref uint32
 		if int(it.origin) != i {
@@ -74,8 +77,9 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 				return 0 // an origin has no key: neither has this set
 			}
 		}
-		pairs = append(pairs, uint64(it.pc)<<32|uint64(ref))
+		ps.ctxPairs = append(ps.ctxPairs, uint64(it.pc)<<32|uint64(ref))
 	}
+	pairs := ps.ctxPairs[start:]
 	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
 	key := ps.ctxBuf[:0]

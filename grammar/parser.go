@@ -57,6 +57,7 @@ type Parser struct {
 	ctxLive      []uint32
 	ctxCommitted []uint32
 	ctxBuf       []uint32
+	ctxPairs     []uint64
 }
 
 // NewParser returns a parser at the start of p's language.
@@ -233,11 +234,10 @@ func (ps *Parser) collect() {
 		from, to := span(ps.cOff, j, len(ps.cItems))
 		copy(ps.cItems[w:], ps.cItems[from:to])
 		ps.cSet[k], ps.cOff[k] = ps.cSet[j], uint32(w)
-		if k < len(ps.ctxCommitted) {
+		if j < len(ps.ctxCommitted) { // k <= j
+			ps.ctxCommitted[k] = ps.ctxCommitted[j]
+		} else if k < len(ps.ctxCommitted) {
 			ps.ctxCommitted[k] = 0
-			if j < len(ps.ctxCommitted) {
-				ps.ctxCommitted[k] = ps.ctxCommitted[j]
-			}
 		}
 		w += int(to - from)
 		k++
