@@ -845,8 +845,7 @@ func (c *compiler) anyValue() *grammar.Node {
 	at := len(c.g.Rules)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	l := c.layout()
-	inner, _ := c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
-	c.g.Rules[at].Body = c.valueBody(l, inner)
+	c.g.Rules[at].Body = c.valueBody(l, c.deeper(c.anyValue))
 	return grammar.Ref(name)
 }
 
@@ -871,8 +870,7 @@ func (c *compiler) boundedValue(depth int) *grammar.Node {
 			return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), lit("{}"), lit("[]"))
 		}
 		l := c.layout()
-		inner, _ := c.nested(func() (*grammar.Node, error) { return c.boundedValue(depth - 1), nil })
-		return c.valueBody(l, inner)
+		return c.valueBody(l, c.deeper(func() *grammar.Node { return c.boundedValue(depth - 1) }))
 	})
 }
 
@@ -1071,10 +1069,10 @@ func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*
 		}
 		if !lengthsWithin(n, min, max) {
 			clamped, ok := clampLengths(n, min, max)
-			if !ok {
+			switch {
+			case !ok:
 				return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them, or are fixed parts around one repeated character")
-			}
-			if clamped.Op == grammar.OpAlt && len(clamped.Subs) == 0 {
+			case clamped == nil:
 				return nil, c.emptyf(ptr, "pattern", "no string of the pattern has a length within minLength and maxLength")
 			}
 			n = clamped

@@ -58,6 +58,13 @@ func (c *compiler) nested(f func() (*grammar.Node, error)) (*grammar.Node, error
 	return f()
 }
 
+// deeper is nested for a compilation that cannot fail.
+func (c *compiler) deeper(f func() *grammar.Node) *grammar.Node {
+	c.depth++
+	defer func() { c.depth-- }()
+	return f()
+}
+
 // level is the suffix of a rule compiled at the current depth: the same
 // schema indents differently at each level.
 func (c *compiler) level() string {

@@ -90,11 +90,9 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	// Additional properties.
 	var extra *grammar.Node
 	switch a := s["additionalProperties"].(type) {
-	case nil:
-		extra, _ = c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
-	case bool:
-		if a {
-			extra, _ = c.nested(func() (*grammar.Node, error) { return c.anyValue(), nil })
+	case nil, bool:
+		if a != false { // absent or true: any value
+			extra = c.deeper(c.anyValue)
 		}
 	default:
 		var err error
@@ -143,12 +141,9 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	// Right to left: first[i] when nothing was written yet, rest[i] after
 	// (each ends the object's inside). With minProperties 1, first[len]
 	// (no listed member written) needs an additional one.
-	var tailFirst *grammar.Node
-	switch {
-	case nonEmpty:
+	tailFirst := l.empty
+	if nonEmpty {
 		tailFirst = grammar.Alt()
-	default:
-		tailFirst = l.empty
 	}
 	tailRest := l.close
 	if more != nil {

@@ -80,10 +80,10 @@ func lengthsWithin(n *grammar.Node, min, max int) bool {
 }
 
 // clampLengths returns n's strings of minLen to maxLen code points
-// (maxLen -1: no bound) when n is fixed-length parts around one repetition of a
-// single character (^[a-z0-9-]*$, ^v[0-9]+$): the bounds then fall on
-// the repetition's count. ok is false for any other shape; the result
-// matches no string when the bounds exclude every count.
+// (maxLen -1: no bound) when n is fixed-length parts around one
+// repetition of a single character (^[a-z0-9-]*$, ^v[0-9]+$): the
+// bounds then fall on the repetition's count. ok is false for any other
+// shape; out is nil when the bounds exclude every count.
 func clampLengths(n *grammar.Node, minLen, maxLen int) (out *grammar.Node, ok bool) {
 	var parts []*grammar.Node
 	var flatten func(n *grammar.Node)
@@ -119,11 +119,11 @@ func clampLengths(n *grammar.Node, minLen, maxLen int) (out *grammar.Node, ok bo
 	if maxLen >= 0 && (hi < 0 || hi > maxLen-fixed) {
 		hi = maxLen - fixed
 		if hi < 0 { // the fixed parts alone are too long
-			return grammar.Alt(), true
+			return nil, true
 		}
 	}
 	if hi >= 0 && lo > hi {
-		return grammar.Alt(), true
+		return nil, true
 	}
 	parts = append([]*grammar.Node(nil), parts...)
 	parts[rep] = grammar.Repeat(r.Subs[0], lo, hi)
