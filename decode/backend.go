@@ -1,6 +1,10 @@
 package decode
 
-import "context"
+import (
+	"context"
+
+	"github.com/reins-go/reins/vocab"
+)
 
 // Backend evaluates a language model. It is the seam between reins and an
 // inference engine: tokens go in, next-token logits come out.
@@ -14,7 +18,7 @@ import "context"
 // A Backend is not safe for concurrent use.
 type Backend interface {
 	// Vocab returns the model's vocabulary.
-	Vocab() *Vocab
+	Vocab() *vocab.Vocab
 	// NumLogits returns the length of a logit vector. It may exceed
 	// Vocab().Len() (padded output layers); the extra logits are for no
 	// token.

@@ -9,16 +9,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/fixture"
 )
 
 func TestConstrainedGenerationFollowsGrammar(t *testing.T) {
 	_, b := newFake(t)
-	a := automaton(t, b.Vocab(), `root ::= "The " ("cat" | "dog" | "bird") " sat on the " [a-z]+ "."`)
+	a := bindGBNF(t, b.Vocab(), `root ::= "The " ("cat" | "dog" | "bird") " sat on the " [a-z]+ "."`)
 	re := regexp.MustCompile(`^The (cat|dog|bird) sat on the [a-z]+\.$`)
 	for seed := range uint64(20) {
 		c, err := decode.Complete(context.Background(), b, "Once", decode.Options{
-			MaxTokens: 60, TopLogprobs: 3, Constraint: a.NewMatcher(),
+			MaxTokens: 60, TopLogprobs: 3, Constraint: matcherOf(a),
 			Sampling: decode.SamplingOptions{Temperature: 1, Seed: seed},
 		})
 		require.NoError(t, err)
@@ -43,8 +46,8 @@ func TestConstrainedGenerationFollowsGrammar(t *testing.T) {
 
 func TestConstrainedLogprobsRenormalise(t *testing.T) {
 	m, b := newFake(t)
-	a := automaton(t, b.Vocab(), `root ::= ("a" | "b" | "c") "."`)
-	c, err := decode.Complete(context.Background(), b, "The", decode.Options{MaxTokens: 5, TopLogprobs: 3, Constraint: a.NewMatcher()})
+	a := bindGBNF(t, b.Vocab(), `root ::= ("a" | "b" | "c") "."`)
+	c, err := decode.Complete(context.Background(), b, "The", decode.Options{MaxTokens: 5, TopLogprobs: 3, Constraint: matcherOf(a)})
 	require.NoError(t, err)
 	require.NotEmpty(t, c.Tokens)
 	first := c.Tokens[0]
@@ -65,24 +68,22 @@ func TestConstrainedLogprobsRenormalise(t *testing.T) {
 
 func TestConstrainedBranchesAndArithmetic(t *testing.T) {
 	_, b := newFake(t)
-	a := automaton(t, b.Vocab(), arithmetic)
-	cs, err := decode.CompleteN(context.Background(), b, "x", 4, decode.Options{MaxTokens: 30, Constraint: a.NewMatcher(), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: 1}})
-	require.NoError(t, err)
+	a := bindGBNF(t, b.Vocab(), fixture.Arithmetic)
+	cs, err := decode.CompleteN(context.Background(), b, "x", 4, decode.Options{MaxTokens: 30, Constraint: matcherOf(a), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: 1}})
+	require.NoError(t, err, "the budget keeps room to finish every branch")
 	for _, c := range cs {
-		assert.True(t, isArithmeticPrefix(c.Text), "%q", c.Text)
-		if c.FinishReason == decode.FinishStop {
-			m := a.NewMatcher()
-			for _, tok := range c.Tokens {
-				require.NoError(t, m.Advance(tok.ID))
-			}
-			assert.True(t, m.CanEnd(), "a stopped output is complete: %q", c.Text)
+		assert.True(t, fixture.IsArithmeticPrefix(c.Text), "%q", c.Text)
+		m := a.NewMatcher()
+		for _, tok := range c.Tokens {
+			require.NoError(t, m.Advance(tok.ID))
 		}
+		assert.True(t, m.CanEnd(), "every output is complete: %q (%s)", c.Text, c.FinishReason)
 	}
 }
 
 // countingConstraint counts FillMask calls of a matcher and its clones.
 type countingConstraint struct {
-	*decode.Matcher
+	*automaton.Matcher
 	calls *int
 }
 
@@ -91,17 +92,30 @@ func (c countingConstraint) FillMask(mask []uint32) error {
 	return c.Matcher.FillMask(mask)
 }
 
-func (c countingConstraint) Clone() decode.Constraint {
-	return countingConstraint{c.Matcher.Clone().(*decode.Matcher), c.calls}
-}
-
 func TestOneMaskPerState(t *testing.T) {
 	_, b := newFake(t)
-	a := automaton(t, b.Vocab(), `root ::= "The " [a-z]+ " sat on the " [a-z]+ "."`)
+	a := bindGBNF(t, b.Vocab(), `root ::= "The " [a-z]+ " sat on the " [a-z]+ "."`)
 	calls := 0
-	c, err := decode.Complete(context.Background(), b, "x", decode.Options{MaxTokens: 40, Constraint: countingConstraint{a.NewMatcher(), &calls}, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 2}})
+	c, err := decode.Complete(context.Background(), b, "x", decode.Options{MaxTokens: 40, Constraint: func() decode.Constraint { return countingConstraint{a.NewMatcher(), &calls} }, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 2}})
 	require.NoError(t, err)
 	// One mask per state the output passes through: before each token,
 	// and once at the end (where only end-of-generation is left).
 	assert.LessOrEqual(t, calls, len(c.Tokens)+1, "%d masks for %d tokens", calls, len(c.Tokens))
+}
+
+func TestChoiceList(t *testing.T) {
+	_, b := newFake(t)
+	v := b.Vocab()
+	p, err := grammar.Compile(grammar.Choice("yes", "yesterday", "no", "n/a"))
+	require.NoError(t, err)
+	a, err := automaton.New(p, v, automaton.NewTrie(v))
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for seed := range uint64(40) {
+		c, err := decode.Complete(context.Background(), b, "The answer:", decode.Options{MaxTokens: 20, Constraint: matcherOf(a), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: seed}})
+		require.NoError(t, err)
+		require.Contains(t, []string{"yes", "yesterday", "no", "n/a"}, c.Text)
+		seen[c.Text] = true
+	}
+	assert.GreaterOrEqual(t, len(seen), 3, "sampling reaches several choices: %v", seen)
 }

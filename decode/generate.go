@@ -8,20 +8,17 @@ import (
 	"iter"
 	"math"
 	"math/bits"
+
+	"github.com/reins-go/reins/vocab"
 )
-
-// trailingZeros32 is the index of the lowest set bit of a mask word.
-func trailingZeros32(x uint32) int { return bits.TrailingZeros32(x) }
-
-// trailingZeros64 is the index of the lowest set bit of a byte-set word.
-func trailingZeros64(x uint64) int { return bits.TrailingZeros64(x) }
 
 // DefaultMaxTokens is the token budget of a generation whose options set none.
 const DefaultMaxTokens = 256
 
 // Options configures Generate, Complete and CompleteN.
 type Options struct {
-	// MaxTokens caps the generated tokens; 0 means DefaultMaxTokens.
+	// MaxTokens caps the generated tokens; 0 means DefaultMaxTokens. The
+	// context window caps them too.
 	MaxTokens int
 	// Stop ends generation at the first occurrence of any of these
 	// strings, which may straddle tokens. The stop string is not part of
@@ -32,30 +29,34 @@ type Options struct {
 	TopLogprobs int
 	// Sampling configures the built-in sampler; its zero value is greedy.
 	Sampling SamplingOptions
-	// Sampler, when set, replaces the built-in sampler.
+	// Sampler, when set, replaces the built-in sampler. It is shared by
+	// every branch.
 	Sampler Sampler
-	// Constraint, when set, restricts every token to what it allows:
-	// the sampler sees the model's log-probabilities masked to the
-	// allowed tokens and renormalised, and each token reports both views.
-	// A token the constraint leaves as the only choice is appended
-	// without sampling (Token.Forced) and evaluated in one batch with the
-	// next. Each branch works on its own Clone. Generation ends when the
-	// constraint allows only end-of-generation.
-	Constraint Constraint
+	// Constraint, when set, is called once per branch for that branch's
+	// constraint, which restricts every token to what it allows: the
+	// sampler sees the model's log-probabilities masked to the allowed
+	// tokens and renormalised, and each token reports both views. A token
+	// the constraint leaves as the only choice is appended without
+	// sampling (Token.Forced) and evaluated in one batch with the next.
+	// Generation ends when the constraint allows only end-of-generation;
+	// an output the budget or a cancellation cut before the constraint
+	// could end is an *UnfinishedError. A Budgeted constraint keeps room
+	// to finish within the budget.
+	Constraint func() Constraint
 }
 
-func (o *Options) validate(v *Vocab) error {
+func (o *Options) validate(v *vocab.Vocab) error {
 	switch {
 	case o.MaxTokens < 0:
-		return fmt.Errorf("max-tokens %d: want ≥ 0", o.MaxTokens)
+		return &OptionError{"MaxTokens", fmt.Sprint(o.MaxTokens), "want ≥ 0"}
 	case o.TopLogprobs < 0:
-		return fmt.Errorf("top-logprobs %d: want a count ≥ 0", o.TopLogprobs)
+		return &OptionError{"TopLogprobs", fmt.Sprint(o.TopLogprobs), "want a count ≥ 0"}
 	case o.TopLogprobs > v.Len():
-		return fmt.Errorf("top-logprobs %d: the vocabulary has only %d tokens", o.TopLogprobs, v.Len())
+		return &OptionError{"TopLogprobs", fmt.Sprint(o.TopLogprobs), fmt.Sprintf("the vocabulary has only %d tokens", v.Len())}
 	}
 	for i, s := range o.Stop {
 		if s == "" {
-			return fmt.Errorf("stop string %d is empty", i)
+			return &OptionError{fmt.Sprintf("Stop[%d]", i), `""`, "want a non-empty string"}
 		}
 	}
 	if o.Sampler == nil {
@@ -66,7 +67,7 @@ func (o *Options) validate(v *Vocab) error {
 
 // Finish reasons of a Completion.
 const (
-	FinishStop      = "stop"      // end-of-generation token or stop string
+	FinishStop      = "stop"      // end-of-generation token, stop string, or a constraint that allows nothing more
 	FinishLength    = "length"    // MaxTokens reached, or the context is full
 	FinishCancelled = "cancelled" // the context.Context was cancelled
 )
@@ -88,34 +89,66 @@ func (c *Completion) Logprob() float64 {
 	return s
 }
 
-// Generate streams the tokens generated after prompt. Each token is
-// yielded once it is certain not to be part of a stop string. On failure
-// or cancellation it yields a zero Token with the error, and stops.
-func Generate(ctx context.Context, b Backend, prompt string, opts Options) iter.Seq2[Token, error] {
-	return func(yield func(Token, error) bool) {
-		g, err := newGenerator(b, prompt, opts, 1)
-		if err != nil {
-			yield(Token{}, err)
+// Stream is one generation in progress: range over Tokens, then ask Err
+// and Completion how it ended.
+type Stream struct {
+	ctx  context.Context
+	g    *generator
+	err  error
+	done bool
+}
+
+// Generate starts generating after prompt; nothing is evaluated until
+// Tokens is ranged over. Each token is yielded once it is certain not to
+// be part of a stop string.
+func Generate(ctx context.Context, b Backend, prompt string, opts Options) *Stream {
+	g, err := newGenerator(b, prompt, opts, 1)
+	return &Stream{ctx: ctx, g: g, err: err, done: err != nil}
+}
+
+// Tokens yields the generated tokens until generation ends or fails;
+// then Err says whether it failed, and Completion holds the result.
+func (s *Stream) Tokens() iter.Seq[Token] {
+	return func(yield func(Token) bool) {
+		if s.done {
 			return
 		}
-		br := g.branches[0]
+		br := s.g.branches[0]
 		for !br.done {
-			if err := g.step(ctx); err != nil {
-				yield(Token{}, err)
+			if err := s.g.step(s.ctx); err != nil {
+				s.err = s.g.failure(s.ctx, err)
+				s.done = true
 				return
 			}
 			for _, t := range br.takeReleased() {
-				if !yield(t, nil) {
+				if !yield(t) {
 					return
 				}
 			}
 		}
+		s.done = true
+		s.err = s.g.unfinished()
 	}
+}
+
+// Err returns the error that ended the stream: nil when it ended
+// normally, an *UnfinishedError (errors.Is ErrUnfinished) when a
+// constrained output was cut before it was complete.
+func (s *Stream) Err() error { return s.err }
+
+// Completion returns the whole generation once Tokens has ended (nil
+// before, or when the options were invalid): its text, every token, and
+// why it finished.
+func (s *Stream) Completion() *Completion {
+	if !s.done || s.g == nil {
+		return nil
+	}
+	return s.g.completions()[0]
 }
 
 // Complete generates after prompt until a stop condition and returns the
 // whole completion. When ctx is cancelled it returns what was generated so
-// far, with FinishReason "cancelled", and ctx's error.
+// far, with FinishReason "cancelled", and an error that wraps ctx's.
 func Complete(ctx context.Context, b Backend, prompt string, opts Options) (*Completion, error) {
 	cs, err := CompleteN(ctx, b, prompt, 1, opts)
 	if len(cs) == 1 {
@@ -126,8 +159,9 @@ func Complete(ctx context.Context, b Backend, prompt string, opts Options) (*Com
 
 // CompleteN generates n continuations of one prompt. The prompt is
 // evaluated once and shared; each branch i samples with seed
-// opts.Sampling.Seed+i, and all branches advance together, batched. A
-// custom opts.Sampler is shared by every branch.
+// opts.Sampling.Seed+i, and all branches advance together, batched. n may
+// be at most b.MaxSequences(). The completions come back with the error,
+// also when it is an *UnfinishedError (one per unfinished branch, joined).
 func CompleteN(ctx context.Context, b Backend, prompt string, n int, opts Options) ([]*Completion, error) {
 	g, err := newGenerator(b, prompt, opts, n)
 	if err != nil {
@@ -135,33 +169,27 @@ func CompleteN(ctx context.Context, b Backend, prompt string, n int, opts Option
 	}
 	for !g.allDone() {
 		if err := g.step(ctx); err != nil {
-			out := g.completions()
-			if ctx.Err() != nil {
-				for _, c := range out {
-					if c.FinishReason == "" {
-						c.FinishReason = FinishCancelled
-					}
-				}
-			}
-			return out, err
+			err = g.failure(ctx, err)
+			return g.completions(), err
 		}
 	}
-	return g.completions(), nil
+	return g.completions(), g.unfinished()
 }
 
 // generator runs the generation loop for one or more branches of a prompt.
 type generator struct {
-	b        Backend
-	v        *Vocab
-	opts     Options
-	maxStop  int
-	prompt   []int
-	branches []*branch
-	reqs     []EvalRequest
-	lp       []float32 // scratch log-probabilities
-	clp      []float32 // scratch constrained log-probabilities
-	top      []int     // scratch top-N ids
-	first    bool      // no step taken yet
+	b         Backend
+	v         *vocab.Vocab
+	opts      Options
+	maxStop   int
+	prompt    []int
+	branches  []*branch
+	reqs      []EvalRequest
+	lp        []float32 // scratch log-probabilities
+	clp       []float32 // scratch constrained log-probabilities
+	top       []int     // scratch top-N ids
+	first     bool      // no step taken yet
+	cancelled bool      // the context was cancelled
 }
 
 type branch struct {
@@ -177,10 +205,12 @@ type branch struct {
 	done     bool
 	finish   string
 	con      Constraint
-	mask     []uint32  // the constraint's mask
-	fresh    bool      // mask is that of con's current state
-	forced   []int     // forced tokens appended to ids, awaiting evaluation
-	logits   []float32 // rows of logits from the last Eval
+	bud      Budgeted // con, when it is Budgeted
+	mask     []uint32 // the constraint's mask
+	fresh    bool     // mask is that of con's current state
+	within   bool     // mask was filled within the budget (FillMaskWithin)
+	forced   []int    // forced tokens appended to ids, awaiting evaluation
+	logits   []float32
 }
 
 func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, error) {
@@ -191,8 +221,11 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 	if prompt == "" {
 		return nil, errors.New("empty prompt: give at least one character")
 	}
-	if n < 1 || n > b.MaxSequences() {
-		return nil, fmt.Errorf("%d branches: the backend runs 1 to %d sequences", n, b.MaxSequences())
+	if n < 1 {
+		return nil, &OptionError{"n", fmt.Sprint(n), "want at least 1 branch"}
+	}
+	if n > b.MaxSequences() {
+		return nil, fmt.Errorf("%d branches: %w (%d)", n, ErrTooManyBranches, b.MaxSequences())
 	}
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultMaxTokens
@@ -214,8 +247,10 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 	if opts.Constraint != nil {
 		g.clp = make([]float32, nl)
 	}
+	// The budget bounds the capacity: MaxTokens is the caller's number.
+	room := min(opts.MaxTokens, b.ContextSize()-len(toks))
 	for i := range n {
-		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+opts.MaxTokens), toks...), cut: -1}
+		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+room), toks...), cut: -1}
 		br.sampler = opts.Sampler
 		if br.sampler == nil {
 			so := opts.Sampling
@@ -225,8 +260,17 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 			}
 		}
 		if opts.Constraint != nil {
-			br.con = opts.Constraint.Clone()
-			br.mask = make([]uint32, MaskWords(nl))
+			if br.con = opts.Constraint(); br.con == nil {
+				return nil, errors.New("Options.Constraint returned nil")
+			}
+			br.bud, _ = br.con.(Budgeted)
+			br.mask = make([]uint32, maskWords(nl))
+			if br.bud != nil {
+				if need, r := br.bud.TokensToEnd(), g.remaining(br); need > r {
+					return nil, &UnfinishedError{Reason: FinishLength, Detail: fmt.Sprintf("a budget of %d tokens cannot hold the output: the shortest way to finish it takes %d", r, need),
+						Completion: &Completion{FinishReason: FinishLength, Tokens: []Token{}, PromptTokens: len(toks)}}
+				}
+			}
 			if err := g.forceAhead(br); err != nil {
 				return nil, err
 			}
@@ -236,19 +280,25 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 	return g, nil
 }
 
+// remaining returns how many more tokens branch br may take: what is left
+// of MaxTokens and of the context.
+func (g *generator) remaining(br *branch) int {
+	return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.b.ContextSize()-len(br.ids))
+}
+
 // forceAhead appends the tokens the constraint leaves as the only choice,
 // to be evaluated with the next step, and ends the branch when only
 // end-of-generation is left.
 func (g *generator) forceAhead(br *branch) error {
-	for len(br.gen)+len(br.forced) < g.opts.MaxTokens && len(br.ids) < g.b.ContextSize()-1 {
+	for g.remaining(br) > 0 {
 		if err := g.fillMask(br); err != nil {
 			return err
 		}
 		only, n, eogOnly := -1, 0, true
-		for w, bits := range br.mask {
-			for bits != 0 {
-				t := w*32 + trailingZeros32(bits)
-				bits &= bits - 1
+		for w, word := range br.mask {
+			for word != 0 {
+				t := w*32 + bits.TrailingZeros32(word)
+				word &= word - 1
 				n++
 				only = t
 				if !g.v.IsEOG(t) {
@@ -261,7 +311,7 @@ func (g *generator) forceAhead(br *branch) error {
 		}
 		switch {
 		case n == 0:
-			return errors.New("the constraint allows no token: its state is dead")
+			return g.noToken(br)
 		case eogOnly:
 			if len(br.forced) == 0 {
 				br.finishWith(FinishStop)
@@ -278,6 +328,14 @@ func (g *generator) forceAhead(br *branch) error {
 		br.ids = append(br.ids, only)
 	}
 	return nil
+}
+
+// noToken explains a mask that allows nothing.
+func (g *generator) noToken(br *branch) error {
+	if br.within {
+		return fmt.Errorf("no token leaves room to finish the output within the %d tokens left: the constraint's TokensToEnd broke its promise", g.remaining(br))
+	}
+	return errors.New("the constraint allows no token: its state is dead")
 }
 
 func (g *generator) allDone() bool {
@@ -357,11 +415,11 @@ func (g *generator) step(ctx context.Context) error {
 	return nil
 }
 
-func onlyEOG(mask []uint32, v *Vocab) bool {
-	for w, bits := range mask {
-		for bits != 0 {
-			t := w*32 + trailingZeros32(bits)
-			bits &= bits - 1
+func onlyEOG(mask []uint32, v *vocab.Vocab) bool {
+	for w, word := range mask {
+		for word != 0 {
+			t := w*32 + bits.TrailingZeros32(word)
+			word &= word - 1
 			if !v.IsEOG(t) {
 				return false
 			}
@@ -371,7 +429,7 @@ func onlyEOG(mask []uint32, v *Vocab) bool {
 }
 
 // advance samples branch br's next token from logits and records it.
-func (g *generator) advance(br *branch, logits []float32) (err error) {
+func (g *generator) advance(br *branch, logits []float32) error {
 	lp := g.lp
 	if math.IsNaN(LogSoftmax(lp, logits)) {
 		return errors.New("the model returned no finite logits")
@@ -381,20 +439,17 @@ func (g *generator) advance(br *branch, logits []float32) (err error) {
 	}
 	dist := lp
 	if br.con != nil {
+		if err := g.fillMask(br); err != nil {
+			return err
+		}
 		if err := g.constrain(br, logits); err != nil {
 			return err
 		}
 		dist = g.clp
 	}
-	id, err := sample(br.sampler, dist)
+	id, err := g.sample(br, dist, logits)
 	if err != nil {
 		return err
-	}
-	if br.con != nil {
-		if err := br.con.Advance(id); err != nil {
-			return fmt.Errorf("constraint refused a token its mask allowed: %w", err)
-		}
-		br.fresh = false
 	}
 	if g.v.IsEOG(id) {
 		br.finishWith(FinishStop)
@@ -406,12 +461,61 @@ func (g *generator) advance(br *branch, logits []float32) (err error) {
 	return g.forceAhead(br)
 }
 
-// fillMask brings br.mask up to date with br's constraint, once per state.
+// sample draws branch br's next token from dist and, under a constraint,
+// advances the constraint with it. A draw that would leave a Budgeted
+// constraint no room to finish is taken out of the mask and dist, and the
+// draw repeated.
+func (g *generator) sample(br *branch, dist, logits []float32) (int, error) {
+	for {
+		id, err := br.sampler.Sample(dist)
+		switch {
+		case err != nil:
+			return 0, err
+		case id < 0 || id >= len(dist):
+			return 0, fmt.Errorf("sampler returned token %d, outside [0, %d)", id, len(dist))
+		case math.IsInf(float64(dist[id]), -1):
+			return 0, fmt.Errorf("sampler returned token %d, which has probability 0", id)
+		}
+		if br.con == nil {
+			return id, nil
+		}
+		check := br.bud != nil && !br.within && !g.v.IsEOG(id)
+		var mark int
+		if check {
+			mark = br.bud.Snapshot()
+		}
+		if err := br.con.Advance(id); err != nil {
+			return 0, fmt.Errorf("constraint refused a token its mask allowed: %w", err)
+		}
+		br.fresh = false
+		if !check || br.bud.TokensToEnd() <= g.remaining(br)-1 {
+			return id, nil
+		}
+		// The token leaves no room to finish: take it out and draw again.
+		br.bud.Restore(mark)
+		br.fresh = true // the mask is the state's, less the tokens taken out
+		br.mask[id/32] &^= 1 << (id % 32)
+		if err := g.constrain(br, logits); err != nil {
+			return 0, g.noToken(br)
+		}
+	}
+}
+
+// fillMask brings br.mask up to date with br's constraint, once per
+// state: within the budget when the budget is close.
 func (g *generator) fillMask(br *branch) error {
 	if br.fresh {
 		return nil
 	}
-	if err := br.con.FillMask(br.mask); err != nil {
+	r := g.remaining(br)
+	br.within = br.bud != nil && r-1 < br.bud.TokensToEnd()+budgetWindow
+	var err error
+	if br.within {
+		err = br.bud.FillMaskWithin(br.mask, r)
+	} else {
+		err = br.con.FillMask(br.mask)
+	}
+	if err != nil {
 		return err
 	}
 	br.fresh = true
@@ -419,11 +523,8 @@ func (g *generator) fillMask(br *branch) error {
 }
 
 // constrain fills g.clp with the log-probabilities of logits masked to
-// what br's constraint allows, renormalised.
+// br.mask, renormalised.
 func (g *generator) constrain(br *branch, logits []float32) error {
-	if err := g.fillMask(br); err != nil {
-		return err
-	}
 	ninf := float32(math.Inf(-1))
 	for i, x := range logits {
 		if br.mask[i/32]&(1<<(i%32)) != 0 {
@@ -433,7 +534,7 @@ func (g *generator) constrain(br *branch, logits []float32) error {
 		}
 	}
 	if math.IsNaN(LogSoftmax(g.clp, g.clp)) {
-		return errors.New("the constraint allows no token here")
+		return g.noToken(br)
 	}
 	return nil
 }
@@ -478,32 +579,10 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if br.done {
 		return nil
 	}
-	switch {
-	case len(br.gen) >= g.opts.MaxTokens, len(br.ids) >= g.b.ContextSize():
+	if len(br.gen) >= g.opts.MaxTokens || len(br.ids) >= g.b.ContextSize() {
 		br.finishWith(FinishLength)
 	}
 	return nil
-}
-
-// sample runs s and checks what it returns.
-func sample(s Sampler, lp []float32) (id int, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok && errors.Is(e, errNoToken) {
-				err = e
-				return
-			}
-			panic(r)
-		}
-	}()
-	id = s.Sample(lp)
-	if id < 0 || id >= len(lp) {
-		return 0, fmt.Errorf("sampler returned token %d, outside [0, %d)", id, len(lp))
-	}
-	if math.IsInf(float64(lp[id]), -1) {
-		return 0, fmt.Errorf("sampler returned token %d, which has probability 0", id)
-	}
-	return id, nil
 }
 
 // checkStop looks for a stop string that the last token (of n bytes)
@@ -567,12 +646,57 @@ func (g *generator) completions() []*Completion {
 		if br.cut >= 0 {
 			text = text[:br.cut]
 		}
+		finish := br.finish
+		if !br.done && g.cancelled {
+			finish = FinishCancelled
+		}
 		out[i] = &Completion{
 			Text:         string(text),
-			Tokens:       br.gen[:br.released],
-			FinishReason: br.finish,
+			Tokens:       br.gen[:br.released:br.released],
+			FinishReason: finish,
 			PromptTokens: len(g.prompt),
 		}
 	}
 	return out
+}
+
+// unfinished returns, after generation ended, an *UnfinishedError for each
+// constrained branch whose output is not complete (joined), or nil. A
+// stop string that cut a constrained output leaves it to the caller to
+// check the text, which may end inside a token.
+func (g *generator) unfinished() error {
+	var errs []error
+	cs := g.completions()
+	for i, br := range g.branches {
+		if br.con == nil || br.con.CanEnd() || br.cut >= 0 {
+			continue
+		}
+		what := "the token budget (MaxTokens) ran out"
+		if len(br.ids) >= g.b.ContextSize() {
+			what = "the context is full"
+		}
+		errs = append(errs, &UnfinishedError{Branch: i, Reason: br.finish, Detail: what + " before the constraint was satisfied", Completion: cs[i]})
+	}
+	return errors.Join(errs...)
+}
+
+// failure turns the error that stopped a step into what the caller gets:
+// under a constraint, a cancellation is an *UnfinishedError that wraps
+// the context's error.
+func (g *generator) failure(ctx context.Context, err error) error {
+	g.cancelled = ctx.Err() != nil
+	if !g.cancelled || g.opts.Constraint == nil {
+		return err
+	}
+	cs := g.completions()
+	var errs []error
+	for i, br := range g.branches {
+		if !br.done || !br.con.CanEnd() {
+			errs = append(errs, &UnfinishedError{Branch: i, Reason: FinishCancelled, Detail: "generation was cancelled: " + ctx.Err().Error(), Completion: cs[i], Cause: ctx.Err()})
+		}
+	}
+	if len(errs) == 0 {
+		return err
+	}
+	return errors.Join(errs...)
 }

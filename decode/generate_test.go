@@ -108,12 +108,12 @@ func script(t *testing.T, b *fixture.Backend, pieces ...string) decode.Sampler {
 		ids = append(ids, toks[0])
 	}
 	i := 0
-	return decode.SamplerFunc(func([]float32) int {
+	return decode.SamplerFunc(func([]float32) (int, error) {
 		if i == len(ids) {
-			return fixture.EOS
+			return fixture.EOS, nil
 		}
 		i++
-		return ids[i-1]
+		return ids[i-1], nil
 	})
 }
 
@@ -143,11 +143,13 @@ func TestStopStringAcrossTokens(t *testing.T) {
 			// Streaming yields the same tokens.
 			opts.Sampler = script(t, b, pieces...)
 			var streamed []decode.Token
-			for tok, err := range decode.Generate(context.Background(), b, "The", opts) {
-				require.NoError(t, err)
+			s := decode.Generate(context.Background(), b, "The", opts)
+			for tok := range s.Tokens() {
 				streamed = append(streamed, tok)
 			}
+			require.NoError(t, s.Err())
 			assert.Equal(t, c.Tokens, streamed)
+			assert.Equal(t, c, s.Completion(), "the stream's completion is Complete's")
 		})
 	}
 }
@@ -158,11 +160,13 @@ func TestStreamHoldsBackPossibleStop(t *testing.T) {
 	// must not be yielded before " a" shows it is not the stop string.
 	opts := decode.Options{MaxTokens: 20, Stop: []string{"era!"}, Sampler: script(t, b, "in", "er", " a", "on")}
 	var seen []string
-	for tok, err := range decode.Generate(context.Background(), b, "The", opts) {
-		require.NoError(t, err)
+	s := decode.Generate(context.Background(), b, "The", opts)
+	for tok := range s.Tokens() {
 		seen = append(seen, tok.Token)
 	}
+	require.NoError(t, s.Err())
 	assert.Equal(t, []string{"in", "er", " a", "on"}, seen)
+	assert.Equal(t, decode.FinishStop, s.Completion().FinishReason, "the stream says why it ended")
 }
 
 func TestCancellation(t *testing.T) {
@@ -186,19 +190,16 @@ func TestCancellation(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	n := 0
-	var last error
-	for _, err := range decode.Generate(ctx2, b.Model().NewBackend(), "The", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}}) {
-		if err != nil {
-			last = err
-			break
-		}
+	s := decode.Generate(ctx2, b.Model().NewBackend(), "The", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}})
+	for range s.Tokens() {
 		n++
 		if n == 2 {
 			cancel2()
 		}
 	}
-	assert.ErrorIs(t, last, context.Canceled)
+	assert.ErrorIs(t, s.Err(), context.Canceled)
 	assert.Equal(t, 2, n)
+	assert.Equal(t, decode.FinishCancelled, s.Completion().FinishReason)
 }
 
 func TestBackendErrorIsWrapped(t *testing.T) {
@@ -219,12 +220,12 @@ func TestBadOptions(t *testing.T) {
 		want   string
 	}{
 		{"empty prompt", "", decode.Options{}, "empty prompt"},
-		{"negative top-logprobs", "a", decode.Options{TopLogprobs: -1}, "top-logprobs -1"},
+		{"negative top-logprobs", "a", decode.Options{TopLogprobs: -1}, "TopLogprobs -1"},
 		{"top-logprobs beyond vocab", "a", decode.Options{TopLogprobs: 100000}, "vocabulary has only"},
-		{"negative max tokens", "a", decode.Options{MaxTokens: -2}, "max-tokens -2"},
-		{"negative temperature", "a", decode.Options{Sampling: decode.SamplingOptions{Temperature: -1}}, "temperature"},
-		{"top-p above one", "a", decode.Options{Sampling: decode.SamplingOptions{TopP: 1.5}}, "top-p"},
-		{"empty stop", "a", decode.Options{Stop: []string{""}}, "stop string 0 is empty"},
+		{"negative max tokens", "a", decode.Options{MaxTokens: -2}, "MaxTokens -2"},
+		{"negative temperature", "a", decode.Options{Sampling: decode.SamplingOptions{Temperature: -1}}, "Temperature"},
+		{"top-p above one", "a", decode.Options{Sampling: decode.SamplingOptions{TopP: 1.5}}, "TopP"},
+		{"empty stop", "a", decode.Options{Stop: []string{""}}, "Stop[0]"},
 		{"prompt longer than context", strings.Repeat("x", fixture.ContextLen+5), decode.Options{}, "context holds"},
 	}
 	for _, tt := range tests {
@@ -232,6 +233,10 @@ func TestBadOptions(t *testing.T) {
 			_, err := decode.Complete(context.Background(), b, tt.prompt, tt.opts)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			if tt.prompt != "" && !strings.Contains(tt.name, "context") {
+				var oe *decode.OptionError
+				assert.ErrorAs(t, err, &oe, "a bad option is an *OptionError")
+			}
 		})
 	}
 }
@@ -239,7 +244,7 @@ func TestBadOptions(t *testing.T) {
 func TestCustomSampler(t *testing.T) {
 	m, b := newFake(t)
 	// Always the least likely finite token that is not a control token.
-	least := decode.SamplerFunc(func(lp []float32) int {
+	least := decode.SamplerFunc(func(lp []float32) (int, error) {
 		best := -1
 		for id, x := range lp {
 			if id < 2 || math.IsInf(float64(x), -1) {
@@ -249,7 +254,7 @@ func TestCustomSampler(t *testing.T) {
 				best = id
 			}
 		}
-		return best
+		return best, nil
 	})
 	c, err := decode.Complete(context.Background(), b, "A", decode.Options{MaxTokens: 5, Sampler: least})
 	require.NoError(t, err)
@@ -263,9 +268,13 @@ func TestCustomSampler(t *testing.T) {
 		prev = tok.ID
 	}
 	// A sampler that returns nonsense is an error, not a crash.
-	bad := decode.SamplerFunc(func([]float32) int { return -3 })
+	bad := decode.SamplerFunc(func([]float32) (int, error) { return -3, nil })
 	_, err = decode.Complete(context.Background(), b, "A", decode.Options{Sampler: bad})
 	assert.ErrorContains(t, err, "sampler returned token -3")
+	// A sampler's own error ends generation with it.
+	refuse := errors.New("nothing I like")
+	_, err = decode.Complete(context.Background(), b, "A", decode.Options{Sampler: decode.SamplerFunc(func([]float32) (int, error) { return 0, refuse })})
+	assert.ErrorIs(t, err, refuse)
 }
 
 func TestCompleteNBranches(t *testing.T) {
@@ -285,4 +294,5 @@ func TestCompleteNBranches(t *testing.T) {
 	}
 	_, err = decode.CompleteN(context.Background(), b, "The", 99, opts)
 	assert.ErrorContains(t, err, "99 branches")
+	assert.ErrorIs(t, err, decode.ErrTooManyBranches)
 }

@@ -9,17 +9,18 @@ import (
 
 // Sampler picks the next token from a vector of log-probabilities, one
 // per logit. Disallowed tokens (masked by a constraint) hold -Inf and
-// must not be picked.
+// must not be picked; a sampler that finds nothing to pick returns an
+// error (ErrNoToken, or its own).
 type Sampler interface {
-	Sample(logprobs []float32) int
+	Sample(logprobs []float32) (int, error)
 }
 
 // SamplerFunc adapts a function to the Sampler interface, for users who
 // bring their own sampling rule.
-type SamplerFunc func(logprobs []float32) int
+type SamplerFunc func(logprobs []float32) (int, error)
 
 // Sample calls f.
-func (f SamplerFunc) Sample(logprobs []float32) int { return f(logprobs) }
+func (f SamplerFunc) Sample(logprobs []float32) (int, error) { return f(logprobs) }
 
 // SamplingOptions configures the built-in sampler. The zero value is
 // greedy decoding.
@@ -39,13 +40,13 @@ type SamplingOptions struct {
 func (o SamplingOptions) Validate() error {
 	switch {
 	case o.Temperature < 0 || math.IsNaN(o.Temperature) || math.IsInf(o.Temperature, 0):
-		return fmt.Errorf("temperature %v: want a finite number ≥ 0", o.Temperature)
+		return &OptionError{"Temperature", fmt.Sprint(o.Temperature), "want a finite number ≥ 0"}
 	case o.TopK < 0:
-		return fmt.Errorf("top-k %d: want ≥ 0", o.TopK)
+		return &OptionError{"TopK", fmt.Sprint(o.TopK), "want ≥ 0"}
 	case !(o.TopP >= 0 && o.TopP <= 1):
-		return fmt.Errorf("top-p %v: want a number in [0, 1]", o.TopP)
+		return &OptionError{"TopP", fmt.Sprint(o.TopP), "want a number in [0, 1]"}
 	case !(o.MinP >= 0 && o.MinP <= 1):
-		return fmt.Errorf("min-p %v: want a number in [0, 1]", o.MinP)
+		return &OptionError{"MinP", fmt.Sprint(o.MinP), "want a number in [0, 1]"}
 	}
 	return nil
 }
@@ -66,18 +67,17 @@ type sampler struct {
 	probs []float64 // their tempered, unnormalised probabilities
 }
 
-// errNoToken is what Sample reports (by panicking into Generate's
-// recovery) when no token is allowed; Generate checks first, so reaching
-// it is a bug.
-var errNoToken = errors.New("decode: no token has a finite log-probability")
+// ErrNoToken is what the built-in sampler returns when no token has a
+// finite log-probability: there is nothing to sample.
+var ErrNoToken = errors.New("decode: no token has a finite log-probability: nothing to sample")
 
-func (s *sampler) Sample(lp []float32) int {
+func (s *sampler) Sample(lp []float32) (int, error) {
 	if s.opts.Temperature == 0 {
 		best := TopN(s.cand[:0], lp, 1)
 		if len(best) == 0 {
-			panic(errNoToken)
+			return 0, ErrNoToken
 		}
-		return best[0]
+		return best[0], nil
 	}
 	// Top-k, or every finite token.
 	if k := s.opts.TopK; k > 0 {
@@ -91,7 +91,7 @@ func (s *sampler) Sample(lp []float32) int {
 		}
 	}
 	if len(s.cand) == 0 {
-		panic(errNoToken)
+		return 0, ErrNoToken
 	}
 	// Temperature: p ∝ exp(lp / T), relative to the best candidate.
 	best := float32(math.Inf(-1))
@@ -117,11 +117,11 @@ func (s *sampler) Sample(lp []float32) int {
 	u := s.rng.Float64() * total
 	for i, p := range s.probs {
 		if u < p {
-			return s.cand[i]
+			return s.cand[i], nil
 		}
 		u -= p
 	}
-	return s.cand[len(s.cand)-1] // rounding left u ≥ the last weight
+	return s.cand[len(s.cand)-1], nil // rounding left u ≥ the last weight
 }
 
 // keep drops the candidates whose weight fails ok and returns the new total.

@@ -24,7 +24,9 @@ func frequencies(t *testing.T, o SamplingOptions, lp []float32, n int) []float64
 	require.NoError(t, err)
 	counts := make([]float64, len(lp))
 	for range n {
-		counts[s.Sample(lp)]++
+		id, err := s.Sample(lp)
+		require.NoError(t, err)
+		counts[id]++
 	}
 	for i := range counts {
 		counts[i] /= float64(n)

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ScoreOptions configures Score.
 type ScoreOptions struct {
 	// Context, when set, is a prompt that conditions the text and is not
-	// scored itself. It is tokenized on its own, with the model's special
-	// tokens (BOS); the text is then tokenized without them.
+	// scored itself. It is tokenized as a prompt is (with BOS); the text
+	// is scored exactly, byte for byte, as the tokens a generation after
+	// that prompt would produce for it (see Continuation).
 	Context string
 	// TopLogprobs is how many alternatives to report per token.
 	TopLogprobs int
@@ -43,13 +45,9 @@ func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*Sco
 	var all []int
 	nUnscored := 1
 	if opts.Context != "" {
-		pre, err := b.Tokenize(opts.Context, true)
+		pre, rest, err := Continuation(b, opts.Context, text)
 		if err != nil {
-			return nil, fmt.Errorf("tokenize context: %w", err)
-		}
-		rest, err := b.Tokenize(text, false)
-		if err != nil {
-			return nil, fmt.Errorf("tokenize text: %w", err)
+			return nil, err
 		}
 		all, nUnscored = append(pre, rest...), len(pre)
 	} else {
@@ -59,6 +57,52 @@ func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*Sco
 		}
 	}
 	return ScoreTokens(ctx, b, all[:nUnscored], all[nUnscored:], opts.TopLogprobs)
+}
+
+// Continuation returns the tokens of prompt as a generation sees it
+// (tokenized with BOS), and the tokens of text as a continuation of it,
+// which spell text exactly: the tokens of prompt+text past the prompt's
+// when the two tokenizations agree there; otherwise (a token of the
+// whole straddles the boundary) text tokenized alone, with a leading
+// space the tokenizer adds (SentencePiece does) taken back out, and
+// failing that, text spelled greedily with the longest tokens of the
+// vocabulary. Every byte of text is then scored, and nothing else.
+func Continuation(b Backend, prompt, text string) (prefix, tokens []int, err error) {
+	if prefix, err = b.Tokenize(prompt, true); err != nil {
+		return nil, nil, fmt.Errorf("tokenize prompt: %w", err)
+	}
+	if len(prefix) == 0 {
+		return nil, nil, errors.New("the prompt has no tokens to condition on")
+	}
+	v := b.Vocab()
+	whole, err := b.Tokenize(prompt+text, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tokenize prompt and text: %w", err)
+	}
+	if len(whole) > len(prefix) && slices.Equal(whole[:len(prefix)], prefix) && string(v.Decode(whole[len(prefix):])) == text {
+		return prefix, whole[len(prefix):], nil
+	}
+	alone, err := b.Tokenize(text, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tokenize text: %w", err)
+	}
+	if string(v.Decode(alone)) == text {
+		return prefix, alone, nil
+	}
+	if len(alone) > 0 && string(v.Decode(alone)) == " "+text {
+		if first := v.Bytes(alone[0]); len(first) > 0 && first[0] == ' ' {
+			if fixed, ok := v.Spell(first[1:]); ok {
+				if out := append(fixed, alone[1:]...); string(v.Decode(out)) == text {
+					return prefix, out, nil
+				}
+			}
+		}
+	}
+	out, ok := v.Spell([]byte(text))
+	if !ok {
+		return nil, nil, fmt.Errorf("text %q: the vocabulary cannot spell it", text)
+	}
+	return prefix, out, nil
 }
 
 // ScoreTokens returns the log-probability of every token of tokens given

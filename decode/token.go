@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/reins-go/reins/vocab"
 )
 
 // Bytes is a byte string that encodes in JSON as a list of numbers, as
@@ -72,7 +74,7 @@ type Token struct {
 func (t Token) Prob() float64 { return math.Exp(t.Logprob) }
 
 // topLogprobs builds the alternatives for ids under logprobs.
-func topLogprobs(v *Vocab, logprobs []float32, ids []int) []TopLogprob {
+func topLogprobs(v *vocab.Vocab, logprobs []float32, ids []int) []TopLogprob {
 	if len(ids) == 0 {
 		return nil
 	}

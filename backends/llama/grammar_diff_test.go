@@ -14,28 +14,30 @@ import (
 	ollamallama "github.com/ollama/ollama/llama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
 // llamaGrammar runs llama.cpp's own grammar engine on vocabulary v.
 // Control, unknown and unused tokens get an empty piece, which llama.cpp
 // always refuses, as reins refuses them outside token terminals.
-func llamaGrammar(t testing.TB, src string, v *decode.Vocab) *ollamallama.Grammar {
+func llamaGrammar(t testing.TB, src string, v *vocab.Vocab) *ollamallama.Grammar {
 	g := llamaGrammarOrNil(src, v)
 	require.NotNil(t, g, "llama.cpp refused the grammar")
 	return g
 }
 
 // llamaGrammarOrNil is llamaGrammar, returning nil when llama.cpp refuses.
-func llamaGrammarOrNil(src string, v *decode.Vocab) *ollamallama.Grammar {
+func llamaGrammarOrNil(src string, v *vocab.Vocab) *ollamallama.Grammar {
 	ids := make([]uint32, v.Len())
 	pieces := make([]string, v.Len())
 	for id := range v.Len() {
 		ids[id] = uint32(id)
-		if k := v.Kind(id); !k.Special() && k != decode.KindUnused {
+		if k := v.Kind(id); !k.Special() && k != vocab.KindUnused {
 			pieces[id] = string(v.Bytes(id))
 		}
 	}
@@ -89,9 +91,9 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "gbnf"), "*.gbnf"))
 	require.NotEmpty(t, files)
 	for _, vname := range vocabs {
-		v, err := decode.LoadVocab(shared.Path(t, filepath.Join("vocab", vname)))
+		v, err := vocab.Load(shared.Path(t, filepath.Join("vocab", vname)))
 		require.NoError(t, err)
-		trie := decode.NewTokenTrie(v)
+		trie := automaton.NewTrie(v)
 		data := make([]ollamallama.TokenData, v.Len())
 		for _, f := range files {
 			t.Run(vname+"/"+filepath.Base(f), func(t *testing.T) {
@@ -101,7 +103,7 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 				require.NoError(t, err)
 				p, err := grammar.Compile(g)
 				require.NoError(t, err)
-				a, err := decode.NewAutomaton(p, v, trie)
+				a, err := automaton.New(p, v, trie)
 				require.NoError(t, err)
 				r := rand.New(rand.NewPCG(uint64(len(f)), uint64(len(vname))))
 				excused := map[string]int{}
@@ -126,9 +128,9 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 // that a named llama.cpp flaw explains is counted in excused (tokens
 // with NUL bytes are skipped: llama.cpp cannot see them); any other
 // fails the test. It returns how many masks it compared.
-func walkAndCompare(t *testing.T, v *decode.Vocab, m *decode.Matcher, lg *ollamallama.Grammar, r *rand.Rand, steps int, data []ollamallama.TokenData, excused map[string]int, where string) int {
+func walkAndCompare(t *testing.T, v *vocab.Vocab, m *automaton.Matcher, lg *ollamallama.Grammar, r *rand.Rand, steps int, data []ollamallama.TokenData, excused map[string]int, where string) int {
 	t.Helper()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	var text []byte
 	for step := range steps {
 		require.NoError(t, m.FillMask(mask))
@@ -162,7 +164,7 @@ func walkAndCompare(t *testing.T, v *decode.Vocab, m *decode.Matcher, lg *ollama
 
 // llamaCppFlaw names the known llama.cpp flaw that explains a difference
 // on token id after text, where reinsAllows is reins' answer, or "".
-func llamaCppFlaw(text []byte, v *decode.Vocab, id int, reinsAllows bool) string {
+func llamaCppFlaw(text []byte, v *vocab.Vocab, id int, reinsAllows bool) string {
 	after := append(append([]byte(nil), text...), v.Bytes(id)...)
 	switch {
 	case v.IsEOG(id) && !reinsAllows && incompleteTail(text) > 0:
@@ -270,9 +272,9 @@ func TestRandomGrammarsAgreeWithLlamaCpp(t *testing.T) {
 }
 
 func randomGrammarsAgree(t *testing.T, vname string) {
-	v, err := decode.LoadVocab(shared.Path(t, filepath.Join("vocab", vname)))
+	v, err := vocab.Load(shared.Path(t, filepath.Join("vocab", vname)))
 	require.NoError(t, err)
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	data := make([]ollamallama.TokenData, v.Len())
 	r := rand.New(rand.NewPCG(7, uint64(len(vname))))
 	compared, refused := 0, 0
@@ -284,7 +286,7 @@ func randomGrammarsAgree(t *testing.T, vname string) {
 		if err != nil {
 			continue // e.g. no rule ever ends: nothing to compare
 		}
-		a, err := decode.NewAutomaton(p, v, trie)
+		a, err := automaton.New(p, v, trie)
 		require.NoError(t, err)
 		lg := llamaGrammarOrNil(src, v)
 		if lg == nil {
@@ -308,7 +310,7 @@ func TestGeneratedStringsAcceptedTokenByToken(t *testing.T) {
 		tok, err := LoadTokenizer(shared.Path(t, filepath.Join("vocab", vname)))
 		require.NoError(t, err)
 		v := tok.Vocab()
-		trie := decode.NewTokenTrie(v)
+		trie := automaton.NewTrie(v)
 		for _, f := range files {
 			src, err := os.ReadFile(f)
 			require.NoError(t, err)
@@ -316,7 +318,7 @@ func TestGeneratedStringsAcceptedTokenByToken(t *testing.T) {
 			require.NoError(t, err)
 			p, err := grammar.Compile(g)
 			require.NoError(t, err)
-			a, err := decode.NewAutomaton(p, v, trie)
+			a, err := automaton.New(p, v, trie)
 			require.NoError(t, err)
 			r := rand.New(rand.NewPCG(uint64(len(src)), 3))
 			for n := range 15 {
@@ -342,7 +344,7 @@ func TestGeneratedStringsAcceptedTokenByToken(t *testing.T) {
 // of its language of at most about max bytes, or nil when the walk got
 // nowhere.
 func generate(r *rand.Rand, p *grammar.Prog, max int) []byte {
-	ps := grammar.NewParser(p)
+	ps := earley.NewParser(p)
 	var s []byte
 	for len(s) < 4*max {
 		if ps.CanEnd() && (len(s) >= max || r.IntN(20) == 0) {

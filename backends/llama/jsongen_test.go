@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
@@ -73,27 +74,19 @@ func TestJSONGeneration(t *testing.T) {
 		{"stories260K", shared.Path(t, "models/stories260K.gguf"), "Once upon a time"},
 	}
 	for _, md := range models {
-		m := load(t, md.path, Options{ContextSize: 4096, Sequences: jsonGenSeeds})
-		trie := decode.NewTokenTrie(m.Vocab())
+		m := reins.New(load(t, md.path, Options{ContextSize: 4096, Sequences: jsonGenSeeds}))
 		for i, name := range names {
 			// Every other schema is written indented.
-			opts := jsonschema.Options{Bounded: true, MaxWhitespace: 1}
+			opts := &reins.JSONOptions{Whitespace: 1}
 			if i%2 == 1 {
-				opts = jsonschema.Options{Bounded: true, Indent: "  "}
+				opts = &reins.JSONOptions{Indent: "  "}
 			}
 			t.Run(md.name+"/"+name, func(t *testing.T) {
-				s, err := decode.NewJSONSchema(schemas[name], opts, m.Vocab(), trie)
+				c, err := reins.JSONSchema(schemas[name], opts)
 				require.NoError(t, err)
-				cs, err := s.CompleteN(context.Background(), m, md.prompt, jsonGenSeeds, decode.Options{
-					MaxTokens: 4000,
-					Sampling:  decode.SamplingOptions{Temperature: 1, Seed: 7},
+				cs, err := m.GenerateN(context.Background(), md.prompt, jsonGenSeeds, reins.Options{
+					Constraint: c, MaxTokens: 4000, Temperature: 1, Seed: 7,
 				})
-				for _, c := range cs {
-					if err != nil && c.FinishReason != decode.FinishStop {
-						t.Logf("unfinished (%d tokens): ...%s", len(c.Tokens), c.Text[max(0, len(c.Text)-300):])
-						break
-					}
-				}
 				require.NoError(t, err)
 				require.Len(t, cs, jsonGenSeeds)
 				for _, c := range cs {

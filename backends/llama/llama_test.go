@@ -18,6 +18,7 @@ import (
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
 func TestMain(m *testing.M) {
@@ -343,7 +344,7 @@ func TestTokenBytesRoundTrip(t *testing.T) {
 			spacePrefix := v.Model() == "llama" // SentencePiece adds a leading space
 			bad := 0
 			for id := range v.Len() {
-				if v.Kind(id) != decode.KindNormal && v.Kind(id) != decode.KindByte {
+				if v.Kind(id) != vocab.KindNormal && v.Kind(id) != vocab.KindByte {
 					continue
 				}
 				b := v.Bytes(id)
@@ -425,17 +426,13 @@ func TestFixtureStopStringAndCancel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	var last error
-	for _, err := range decode.Generate(ctx, m, "Once upon", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}}) {
-		if err != nil {
-			last = err
-			break
-		}
+	s := decode.Generate(ctx, m, "Once upon", decode.Options{MaxTokens: 100, Sampling: decode.SamplingOptions{Temperature: 1}})
+	for range s.Tokens() {
 		if n++; n == 3 {
 			cancel()
 		}
 	}
 	cancel()
-	assert.ErrorIs(t, last, context.Canceled)
+	assert.ErrorIs(t, s.Err(), context.Canceled)
 	assert.Equal(t, 3, n)
 }

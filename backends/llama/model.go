@@ -13,6 +13,7 @@ import (
 
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/gguf"
+	"github.com/reins-go/reins/vocab"
 )
 
 // Options configures Load. The zero value is sensible.
@@ -62,7 +63,7 @@ func (o *Options) fill() error {
 // decode.Backend. It is not safe for concurrent use; Close frees it.
 type Model struct {
 	path    string
-	vocab   *decode.Vocab
+	vocab   *vocab.Vocab
 	model   *llama.Model
 	ctx     *llama.Context
 	batch   *llama.Batch
@@ -104,9 +105,9 @@ func Load(name string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("load model %s: no general.architecture key: not a model file", path)
 	}
 	if len(f.Tensors) == 0 {
-		return nil, fmt.Errorf("load model %s: it has no tensors (a vocabulary-only file? use decode.LoadVocab)", path)
+		return nil, fmt.Errorf("load model %s: it has no tensors (a vocabulary-only file? use vocab.Load)", path)
 	}
-	spec, err := decode.VocabSpecFromGGUF(f)
+	spec, err := vocab.SpecFromGGUF(f)
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", path, err)
 	}
@@ -125,7 +126,7 @@ func Load(name string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("load model %s: llama.cpp refused it: %w", path, err)
 	}
 	spec.AddBOS = m.model.AddBOSToken()
-	if m.vocab, err = decode.NewVocab(spec); err != nil {
+	if m.vocab, err = vocab.New(spec); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("load model %s: %w", path, err)
 	}
@@ -173,7 +174,7 @@ func (m *Model) LlamaTime() time.Duration { return m.inLlama }
 func (m *Model) Path() string { return m.path }
 
 // Vocab returns the model's vocabulary.
-func (m *Model) Vocab() *decode.Vocab { return m.vocab }
+func (m *Model) Vocab() *vocab.Vocab { return m.vocab }
 
 // NumLogits returns the length of the model's logit vectors.
 func (m *Model) NumLogits() int { return m.nLog }

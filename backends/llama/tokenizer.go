@@ -5,15 +5,15 @@ import (
 
 	"github.com/ollama/ollama/llama"
 
-	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/gguf"
+	"github.com/reins-go/reins/vocab"
 )
 
 // Tokenizer is llama.cpp's tokenizer for a vocabulary, loaded from any
 // GGUF file, vocabulary-only ones included.
 type Tokenizer struct {
 	model *llama.Model
-	vocab *decode.Vocab
+	vocab *vocab.Vocab
 }
 
 // LoadTokenizer loads the vocabulary and tokenizer of a GGUF file
@@ -23,7 +23,7 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
-	spec, err := decode.VocabSpecFromGGUF(f)
+	spec, err := vocab.SpecFromGGUF(f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
@@ -33,7 +33,7 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("load tokenizer %s: llama.cpp refused it: %w", path, err)
 	}
 	spec.AddBOS = m.AddBOSToken()
-	v, err := decode.NewVocab(spec)
+	v, err := vocab.New(spec)
 	if err != nil {
 		llama.FreeModel(m)
 		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
@@ -42,7 +42,7 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 }
 
 // Vocab returns the vocabulary.
-func (t *Tokenizer) Vocab() *decode.Vocab { return t.vocab }
+func (t *Tokenizer) Vocab() *vocab.Vocab { return t.vocab }
 
 // Tokenize tokenizes text, with BOS when addSpecial and the model uses it.
 func (t *Tokenizer) Tokenize(text string, addSpecial bool) ([]int, error) {

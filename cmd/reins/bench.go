@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,10 +12,8 @@ import (
 
 	"time"
 
-	ollamallama "github.com/ollama/ollama/llama"
-
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/internal/pyjson"
@@ -59,7 +56,7 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	v := tok.Vocab()
 
 	t0 := time.Now()
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	trieTime := time.Since(t0)
 	t0 = time.Now()
 	g, err := gbnf.Parse(*grammarFile, string(src))
@@ -70,7 +67,7 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := decode.NewAutomaton(prog, v, trie)
+	a, err := automaton.New(prog, v, trie)
 	if err != nil {
 		return err
 	}
@@ -79,12 +76,11 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	var reinsNS, llamaNS []float64
 	var instances, rejected, tokens, maxState, maxStateToks int
 	var maxStateAt string
-	var lg *ollamallama.Grammar
-	var le *llamaEngine // llama.cpp's view of the vocabulary
+	var ref *llama.ReferenceVocab // llama.cpp's view of the vocabulary
 	if *llamaTokens > 0 {
-		le = newLlamaEngine(v)
+		ref = llama.NewReferenceVocab(v)
 	}
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	for fi, f := range files {
 		fmt.Fprintf(stderr, "\r%d/%d files, %d instances, %d tokens", fi+1, len(files), instances, tokens)
 		raw, err := os.ReadFile(f)
@@ -138,24 +134,21 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 			reinsNS = append(reinsNS, times...)
 			tokens += len(times)
 			if len(llamaNS) < *llamaTokens {
-				lg = ollamallama.NewGrammar(string(src), le.ids, le.pieces, le.eog)
-				if lg == nil {
-					return fmt.Errorf("llama.cpp refused %s", *grammarFile)
+				lg, err := ref.Grammar(string(src))
+				if err != nil {
+					return fmt.Errorf("%s: %w", *grammarFile, err)
 				}
-				data := le.data
 				for _, id := range toks {
-					for i := range data {
-						data[i] = ollamallama.TokenData{ID: int32(i)}
-					}
 					start := time.Now()
-					lg.Apply(data)
+					lg.FillMask(mask)
 					llamaNS = append(llamaNS, float64(time.Since(start).Nanoseconds()))
-					if math.IsInf(float64(data[id].Logit), -1) {
+					if mask[id/32]&(1<<(id%32)) == 0 {
+						lg.Close()
 						return fmt.Errorf("%s: llama.cpp refused token %d %q that reins allowed", f, id, v.Bytes(id))
 					}
-					lg.Accept(int32(id))
+					lg.Accept(id)
 				}
-				lg.Free()
+				lg.Close()
 			}
 		}
 	}

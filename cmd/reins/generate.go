@@ -3,17 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"unicode"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
 )
 
-// listFlag collects a repeated flag (--stop, --relax).
+// listFlag collects a repeated flag (--stop, --relax, --option).
 type listFlag []string
 
 func (s *listFlag) String() string     { return strings.Join(*s, ",") }
@@ -25,11 +28,17 @@ type choiceJSON struct {
 	Text         string `json:"text"`
 	FinishReason string `json:"finish_reason"`
 	Logprobs     struct {
-		Content []decode.Token `json:"content"`
+		Content []reins.Token `json:"content"`
 	} `json:"logprobs"`
 	// Value is the parsed JSON value, with --schema or --json-value.
 	Value any `json:"value,omitempty"`
 }
+
+// Bounds on the sizes generate's flags ask for.
+const (
+	maxGenTokens = 1 << 20
+	maxBranches  = 1024
+)
 
 func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
@@ -46,92 +55,67 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
 	var stops listFlag
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
-	cf := constraintFlags{generating: true}
+	var cf constraintFlags
 	cf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: reins generate [flags] PROMPT")
+		fmt.Fprintln(fs.Output(), "Usage: reins generate [flags] PROMPT\nUnder a constraint, only a complete output is printed; an output the budget cut is an error (exit status 1).")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	cf.seen(fs)
 	if len(pos) != 1 {
 		return usagef("generate takes one PROMPT argument, got %d (quote the prompt)", len(pos))
 	}
 	switch {
 	case *topLogprobs < 0:
 		return usagef("--top-logprobs %d: want a count ≥ 0", *topLogprobs)
-	case *n < 1:
-		return usagef("--n %d: want at least 1", *n)
-	case *maxTokens < 1:
-		return usagef("--max-tokens %d: want at least 1", *maxTokens)
+	case *n < 1 || *n > maxBranches:
+		return usagef("--n %d: want 1 to %d", *n, maxBranches)
+	case *maxTokens < 1 || *maxTokens > maxGenTokens:
+		return usagef("--max-tokens %d: want 1 to %d", *maxTokens, maxGenTokens)
 	}
-	opts := decode.Options{
-		MaxTokens:   *maxTokens,
-		Stop:        stops,
-		TopLogprobs: *topLogprobs,
-		Sampling:    decode.SamplingOptions{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed},
+	opts := reins.Options{
+		MaxTokens: *maxTokens, Stop: stops, TopLogprobs: *topLogprobs,
+		Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed,
 	}
-	if err := opts.Sampling.Validate(); err != nil {
-		return usagef("%v", err)
+	if err := (decode.SamplingOptions{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP}).Validate(); err != nil {
+		return flagError(err)
 	}
-	cf.stops = len(stops) > 0
-	prog, err := cf.prog(stderr)
-	if err != nil {
+	if opts.Constraint, err = cf.constraint(stderr); err != nil {
 		return err
 	}
-	m, err := mf.load(*n)
+	m, err := mf.load(min(*n, 8))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if prog != nil {
-		a, err := bind(prog, m.Vocab())
-		if err != nil {
-			return err
-		}
-		opts.Constraint = a.NewMatcher()
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prompt := pos[0]
 
-	if !*asJSON && *n == 1 {
+	if !*asJSON && *n == 1 && opts.Constraint == nil {
 		// Stream the text as it comes.
-		printed := false
-		var text strings.Builder
-		finish, count := decode.FinishStop, 0
-		for tok, err := range decode.Generate(ctx, m, prompt, opts) {
-			if err != nil {
-				if printed {
-					fmt.Fprintln(stdout)
-				}
-				return err
-			}
+		s := m.Stream(ctx, prompt, opts)
+		for tok := range s.Tokens() {
 			fmt.Fprint(stdout, tok.Token)
-			text.WriteString(tok.Token)
-			printed = true
-			count++
-		}
-		if count >= *maxTokens {
-			finish = decode.FinishLength // perhaps unfinished: not checked
 		}
 		fmt.Fprintln(stdout)
-		_, err := cf.checkJSON(text.String(), finish)
-		return err
+		return s.Err()
 	}
-	cs, err := decode.CompleteN(ctx, m, prompt, *n, opts)
+	// Under a constraint nothing is printed until the output is known to
+	// be complete (and valid, for JSON).
+	cs, err := m.GenerateN(ctx, prompt, *n, opts)
 	if err != nil {
-		return err
-	}
-	values := make([]any, len(cs))
-	for i, c := range cs {
-		if values[i], err = cf.checkJSON(c.Text, c.FinishReason); err != nil {
-			return fmt.Errorf("completion %d: %w", i, err)
-		}
+		return unfinished(err)
 	}
 	if !*asJSON {
+		if *n == 1 {
+			fmt.Fprintln(stdout, cs[0].Text)
+			return nil
+		}
 		for i, c := range cs {
 			fmt.Fprintf(stdout, "--- %d (%s, logprob %.3f)\n%s\n", i, c.FinishReason, c.Logprob(), c.Text)
 		}
@@ -139,10 +123,10 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	choices := make([]choiceJSON, len(cs))
 	for i, c := range cs {
-		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: values[i]}
+		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: c.Value}
 		choices[i].Logprobs.Content = c.Tokens
 		if choices[i].Logprobs.Content == nil {
-			choices[i].Logprobs.Content = []decode.Token{}
+			choices[i].Logprobs.Content = []reins.Token{}
 		}
 	}
 	enc := json.NewEncoder(stdout)
@@ -150,4 +134,42 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(choices[0])
 	}
 	return enc.Encode(map[string]any{"choices": choices})
+}
+
+// flagError turns a library *OptionError into a usage error that names
+// the flag (TopP is --top-p).
+func flagError(err error) error {
+	var oe *decode.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	var flag []rune
+	for i, r := range oe.Field {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				flag = append(flag, '-')
+			}
+			r = unicode.ToLower(r)
+		}
+		flag = append(flag, r)
+	}
+	return usagef("--%s %s: %s", string(flag), oe.Value, oe.Want)
+}
+
+// unfinished adds to an error for unfinished outputs how far each got,
+// and words an output that broke a --relax keyword for the command line.
+func unfinished(err error) error {
+	var inv *reins.InvalidOutputError
+	if errors.As(err, &inv) && len(inv.Relaxed) > 0 {
+		return fmt.Errorf("the output fails the schema's keywords %v, which --relax left out of the grammar (nothing printed): %w", inv.Relaxed, inv.Err)
+	}
+	var u *reins.UnfinishedError
+	if !errors.As(err, &u) || u.Completion == nil {
+		return err
+	}
+	text := u.Completion.Text
+	if len(text) > 200 {
+		text = text[:200] + "..."
+	}
+	return fmt.Errorf("%w (nothing printed; the partial output, %d tokens: %q)", err, len(u.Completion.Tokens), text)
 }

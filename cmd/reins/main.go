@@ -1,10 +1,15 @@
-// Command reins generates text with per-token log-probabilities, and
-// scores text token by token, on a local GGUF model run by llama.cpp.
+// Command reins generates text with per-token log-probabilities under
+// constraints (a regular expression, a GBNF grammar, a JSON Schema),
+// chooses among options with the probability of each, and scores text
+// token by token, on a GGUF model run in-process by llama.cpp.
 //
 // Usage:
 //
-//	reins generate [flags] PROMPT   generate a continuation
-//	reins score [flags] TEXT        log-probability of every token of TEXT
+//	reins generate [flags] PROMPT          generate a continuation
+//	reins choose --option A --option B ... PROMPT
+//	                                        every option's probability
+//	reins score [flags] TEXT               log-probability of every token of TEXT
+//	reins check (--grammar F | --regex RE | --schema F | --json-value) < TEXT
 //
 // Run "reins COMMAND -h" for a command's flags. The default model is a
 // small built-in test model (a bigram table); give a GGUF path or an
@@ -19,8 +24,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/backends/llama"
 	"github.com/reins-go/reins/internal/fixture"
 )
@@ -29,7 +36,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// usageError is an error in how reins was called; it exits with status 2.
+// usageError is an error in how reins was called; it exits with status 3.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -40,10 +47,12 @@ const usage = `reins: constrained decoding with token log-probabilities
 
 Usage:
   reins generate [flags] PROMPT   generate a continuation, with logprobs
+  reins choose [flags] --option A --option B ... PROMPT
+                                  every option's probability after PROMPT
   reins score [flags] TEXT        log-probability of every token of TEXT
-  reins check (--grammar FILE | --regex RE) < TEXT
-                                  is TEXT in the language? (exit 0 yes, 1 no, 2 bad grammar)
-  reins mask (--grammar FILE | --regex RE) --vocab FILE.gguf TEXT
+  reins check (--grammar F | --regex RE | --schema F | --json-value) < TEXT
+                                  is TEXT in the language? (exit 0 yes, 1 no)
+  reins mask (--grammar F | --regex RE | --schema F) --vocab FILE.gguf TEXT
                                   token by token: how many tokens the mask allows
   reins bench-grammar [--grammar F] [--vocab F] PATHS...
                                   per-token mask time along MaskBench instances, reins and llama.cpp
@@ -51,18 +60,38 @@ Usage:
                                   the MaskBench protocol with reins' JSON Schema compiler
 
 Run "reins COMMAND -h" for the flags of a command.
+
+Exit status: 0 success (check: in the language), 1 failure (check: not
+in the language; generate: an unfinished output), 3 a usage error or a
+constraint that does not compile. Never 2, which the Go runtime uses
+when it crashes.
 `
 
+// Exit statuses.
+const (
+	exitFailure = 1
+	exitUsage   = 3 // not 2: the Go runtime exits with 2 when it crashes
+	exitBug     = 70
+)
+
 // run is the whole program, callable from tests.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "reins: internal error (a bug in reins; please report it): %v\n%s", r, debug.Stack())
+			code = exitBug
+		}
+	}()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
 	}
 	var err error
 	switch args[0] {
 	case "generate":
 		err = cmdGenerate(args[1:], stdout, stderr)
+	case "choose":
+		err = cmdChoose(args[1:], stdout, stderr)
 	case "score":
 		err = cmdScore(args[1:], stdout, stderr)
 	case "check":
@@ -77,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		err = usagef("unknown command %q (want generate or score)", args[0])
+		err = usagef("unknown command %q (want generate, choose, score, check, mask, bench-grammar or maskbench)", args[0])
 	}
 	switch {
 	case err == nil:
@@ -86,12 +115,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, new(usageError)), errors.As(err, new(grammarError)):
 		fmt.Fprintf(stderr, "reins: %v\n", err)
-		return 2
+		return exitUsage
 	case errors.Is(err, errRejected):
-		return 1
+		return exitFailure
 	default:
 		fmt.Fprintf(stderr, "reins: %v\n", err)
-		return 1
+		return exitFailure
 	}
 }
 
@@ -129,6 +158,12 @@ type modelFlags struct {
 	verbose bool
 }
 
+// Bounds on what flags may ask of llama.cpp, checked before it sees them.
+const (
+	maxContext = 1 << 20
+	maxThreads = 256
+)
+
 // BuiltinModel names the built-in test model.
 const BuiltinModel = "builtin:bigram"
 
@@ -149,7 +184,16 @@ func quietLlama(verbose bool) {
 }
 
 // load loads the model the flags name, for n sequences.
-func (m *modelFlags) load(n int) (*llama.Model, error) {
+func (m *modelFlags) load(n int) (*reins.Model, error) {
+	lm, err := m.loadLlama(n)
+	if err != nil {
+		return nil, err
+	}
+	return reins.New(lm), nil
+}
+
+// loadLlama loads the model the flags name in llama.cpp.
+func (m *modelFlags) loadLlama(n int) (*llama.Model, error) {
 	quietLlama(m.verbose)
 	path := m.model
 	if path == BuiltinModel {
@@ -163,6 +207,12 @@ func (m *modelFlags) load(n int) (*llama.Model, error) {
 	}
 	if strings.TrimSpace(path) == "" {
 		return nil, usagef("--model is empty")
+	}
+	switch {
+	case m.ctx < 0 || m.ctx > maxContext:
+		return nil, usagef("--ctx %d: want 0 (the model's) up to %d tokens", m.ctx, maxContext)
+	case m.threads < 0 || m.threads > maxThreads:
+		return nil, usagef("--threads %d: want 0 (automatic) up to %d", m.threads, maxThreads)
 	}
 	return llama.Load(path, llama.Options{ContextSize: m.ctx, Threads: m.threads, Sequences: n})
 }

@@ -17,14 +17,17 @@ import (
 	"github.com/reins-go/reins/internal/shared"
 )
 
-// stdinText is what runCLI feeds on standard input.
-var stdinText string
-
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCLIStdin(t, "", args...)
+}
+
+// runCLIStdin runs the command with stdin as its standard input.
+func runCLIStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	var o, e bytes.Buffer
-	code = run(args, strings.NewReader(stdinText), &o, &e)
+	code = run(args, strings.NewReader(stdin), &o, &e)
 	return o.String(), e.String(), code
 }
 
@@ -139,19 +142,30 @@ func TestCLIErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, 2, "Usage"},
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"generate"}, 2, "one PROMPT argument, got 0"},
-		{[]string{"generate", "--top-logprobs", "-1", "x"}, 2, "--top-logprobs -1"},
-		{[]string{"generate", "--n", "0", "x"}, 2, "--n 0"},
-		{[]string{"generate", "--temperature", "-2", "x"}, 2, "temperature -2"},
-		{[]string{"generate", "--bogus", "x"}, 2, "flag provided but not defined: -bogus"},
+		{nil, 3, "Usage"},
+		{[]string{"frobnicate"}, 3, `unknown command "frobnicate"`},
+		{[]string{"generate"}, 3, "one PROMPT argument, got 0"},
+		{[]string{"generate", "--top-logprobs", "-1", "x"}, 3, "--top-logprobs -1"},
+		{[]string{"generate", "--n", "0", "x"}, 3, "--n 0"},
+		{[]string{"generate", "--n", "100000", "x"}, 3, "--n 100000"},
+		{[]string{"generate", "--max-tokens", "10000000000", "x"}, 3, "--max-tokens 10000000000"},
+		{[]string{"generate", "--temperature", "-2", "x"}, 3, "--temperature -2"},
+		{[]string{"generate", "--top-p", "2", "x"}, 3, "--top-p 2"},
+		{[]string{"generate", "--ctx", "-1", "x"}, 3, "--ctx -1"},
+		{[]string{"generate", "--threads", "100000", "x"}, 3, "--threads 100000"},
+		{[]string{"generate", "--bogus", "x"}, 3, "flag provided but not defined: -bogus"},
+		{[]string{"generate", "--regex", "", "x"}, 3, "--regex is empty"},
+		{[]string{"generate", "--grammar", "", "x"}, 3, "--grammar is empty"},
+		{[]string{"generate", "--schema", "", "x"}, 3, "--schema is empty"},
+		{[]string{"generate", "--regex", "a", "--json-value", "x"}, 3, "give one of"},
+		{[]string{"choose", "x"}, 3, "choose needs options"},
+		{[]string{"choose", "--option", "a", "--option", "a", "x"}, 1, "repeats option 0"},
 		{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
 		{[]string{"generate", "--model", "ollama:nosuchmodel", "x"}, 1, "nosuchmodel:latest not found"},
 		{[]string{"generate", ""}, 1, "empty prompt"},
 		{[]string{"generate", "--ctx", "256", strings.Repeat("ab ", 300)}, 1, "the context holds 256"},
 		{[]string{"score", ""}, 1, "empty text"},
-		{[]string{"score", "a", "b"}, 2, "one TEXT argument, got 2"},
+		{[]string{"score", "a", "b"}, 3, "one TEXT argument, got 2"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -179,17 +193,20 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", "--grammar", gf}, "{ab", 1, "ends too early"},
 		{[]string{"check", "--regex", `\d+(\.\d+)?`}, "3.14", 0, "accepted"},
 		{[]string{"check", "--regex", `\d+`}, "12\n3", 1, "line 1, column 3"},
-		{[]string{"check", "--grammar", bad}, "x", 2, ""},
-		{[]string{"check", "--regex", `a\b`}, "x", 2, ""},
-		{[]string{"check"}, "x", 2, ""},
+		{[]string{"check", "--grammar", bad}, "x", 3, ""},
+		{[]string{"check", "--regex", `a\b`}, "x", 3, ""},
+		{[]string{"check"}, "x", 3, ""},
+		{[]string{"check", "--regex", ""}, "x", 3, ""},
+		{[]string{"check", "--schema", ""}, "x", 3, ""},
+		{[]string{"check", "--regex", "é+"}, "é\xff", 1, `'\xff' is not allowed`},
+		{[]string{"check", "--json-value"}, `{"a": [1, 2]}`, 1, "not allowed"},
+		{[]string{"check", "--json-value", "--max-whitespace", "1"}, `{"a": [1, 2]}`, 0, "accepted"},
 	}
 	for _, tt := range tests {
-		stdinText = tt.stdin
-		out, errOut, code := runCLI(t, tt.args...)
+		out, errOut, code := runCLIStdin(t, tt.stdin, tt.args...)
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
 		assert.Contains(t, out, tt.out)
 	}
-	stdinText = ""
 }
 
 func TestGenerateWithGrammarAndRegex(t *testing.T) {
@@ -252,7 +269,7 @@ func TestMaskbenchBothEngines(t *testing.T) {
 	assert.Contains(t, llamaPart, "schemas 1")
 	assert.Contains(t, llamaPart, "TBM p50: llamacpp / reins =")
 	_, errOut, code = runCLI(t, "maskbench", "--engine", "xgrammar", f)
-	assert.Equal(t, 2, code, errOut)
+	assert.Equal(t, 3, code, errOut)
 }
 
 func TestGenerateWithSchema(t *testing.T) {
@@ -305,14 +322,15 @@ func TestGenerateSchemaFilesAndRelax(t *testing.T) {
 	// A network reference is refused, naming it.
 	require.NoError(t, os.WriteFile(dir+"/net.json", []byte(`{"$ref": "https://example.com/s.json"}`), 0o644))
 	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/net.json", "x")
-	assert.Equal(t, 2, code)
+	assert.Equal(t, 3, code)
 	assert.Contains(t, errOut, "https://example.com/s.json")
 
 	require.NoError(t, os.WriteFile(dir+"/u.json", []byte(`{"type": "array", "items": {"enum": [1]}, "minItems": 2, "maxItems": 2, "uniqueItems": true}`), 0o644))
 	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/u.json", "x")
-	assert.Equal(t, 2, code)
+	assert.Equal(t, 3, code)
 	assert.Contains(t, errOut, "uniqueItems")
-	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/u.json", "--relax", "uniqueItems", "--max-tokens", "20", "x")
+	out, errOut, code = runCLI(t, "generate", "--schema", dir+"/u.json", "--relax", "uniqueItems", "--max-tokens", "20", "x")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "did not enforce (--relax)")
+	assert.Contains(t, errOut, "which --relax left out of the grammar")
+	assert.Empty(t, out, "an invalid output never reaches stdout")
 }

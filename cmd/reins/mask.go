@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/decode"
 )
 
 func cmdMask(args []string, stdout, stderr io.Writer) error {
@@ -18,15 +18,20 @@ func cmdMask(args []string, stdout, stderr io.Writer) error {
 	cf.register(fs)
 	vocabPath := fs.String("vocab", "", "GGUF file whose vocabulary to use (vocabulary-only files work)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: reins mask (--grammar FILE | --regex RE) --vocab FILE.gguf TEXT")
+		fmt.Fprintln(fs.Output(), "Usage: reins mask (--grammar FILE | --regex RE | --schema FILE) --vocab FILE.gguf TEXT")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	cf.seen(fs)
 	if len(pos) != 1 || !cf.set() || *vocabPath == "" {
-		return usagef("mask takes --grammar FILE or --regex RE, --vocab FILE.gguf, and one TEXT argument")
+		return usagef("mask takes --grammar FILE, --regex RE or --schema FILE, --vocab FILE.gguf, and one TEXT argument")
+	}
+	c, err := cf.constraint(stderr)
+	if err != nil {
+		return err
 	}
 	quietLlama(false)
 	tok, err := llama.LoadTokenizer(*vocabPath)
@@ -35,16 +40,25 @@ func cmdMask(args []string, stdout, stderr io.Writer) error {
 	}
 	defer tok.Close()
 	v := tok.Vocab()
-	a, err := cf.automaton(v, stderr)
+	a, err := c.Bind(v, automaton.NewTrie(v))
 	if err != nil {
-		return err
+		return grammarError{err}
 	}
 	ids, err := tok.Tokenize(pos[0], false)
 	if err != nil {
 		return err
 	}
+	if string(v.Decode(ids)) != pos[0] {
+		// The tokenizer changed the text (invalid UTF-8 becomes U+FFFD):
+		// judge its exact bytes.
+		var ok bool
+		if ids, ok = v.Spell([]byte(pos[0])); !ok {
+			return fmt.Errorf("the vocabulary cannot spell TEXT byte for byte")
+		}
+		fmt.Fprintln(stderr, "reins: the tokenizer does not read TEXT back byte for byte (invalid UTF-8?); masking its exact bytes, spelled with the longest tokens")
+	}
 	m := a.NewMatcher()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "step\ttoken\tallowed\tthis token\tmask time")
 	for i, id := range append(ids, v.EOS()) {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,13 +15,12 @@ import (
 
 	"time"
 
-	ollamallama "github.com/ollama/ollama/llama"
-
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/pyjson"
+	"github.com/reins-go/reins/vocab"
 )
 
 // maskbenchResult is one schema's outcome, one line of --out.
@@ -81,7 +79,7 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer tok.Close()
 	v := tok.Vocab()
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	var jsonl *json.Encoder
 	if *out != "" {
 		f, err := os.Create(*out)
@@ -106,7 +104,7 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	for _, engine := range engines {
 		var eng maskEngine = reinsEngine{v: v, trie: trie}
 		if engine == "llamacpp" {
-			eng = newLlamaEngine(v)
+			eng = llamaEngine{llama.NewReferenceVocab(v)}
 		}
 		var results []maskbenchResult
 		start := time.Now()
@@ -149,11 +147,11 @@ type maskSession interface {
 
 // reinsEngine is reins' JSON Schema compiler and automaton.
 type reinsEngine struct {
-	v    *decode.Vocab
-	trie *decode.TokenTrie
+	v    *vocab.Vocab
+	trie *automaton.Trie
 }
 
-type reinsSession struct{ m *decode.Matcher }
+type reinsSession struct{ m *automaton.Matcher }
 
 func (e reinsEngine) compile(schema []byte) (maskSession, error) {
 	g, err := jsonschema.Compile(schema, jsonschema.Options{})
@@ -164,7 +162,7 @@ func (e reinsEngine) compile(schema []byte) (maskSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := decode.NewAutomaton(p, e.v, e.trie)
+	a, err := automaton.New(p, e.v, e.trie)
 	if err != nil {
 		return nil, err
 	}
@@ -176,89 +174,33 @@ func (s reinsSession) advance(tok int) error  { return s.m.Advance(tok) }
 func (s reinsSession) reset() error           { s.m.Reset(); return nil }
 func (s reinsSession) close()                 {}
 
-// llamaEngine is llama.cpp's json_schema_to_grammar and grammar engine,
-// through github.com/ollama/ollama/llama, on the same vocabulary: its
-// token ids, pieces (empty for control, unknown and unused tokens, which
-// llama.cpp then refuses) and end-of-generation tokens, and a buffer of
-// one TokenData per token. bench-grammar shares its view of the
-// vocabulary.
-type llamaEngine struct {
-	ids    []uint32
-	pieces []string
-	eog    []int32
-	data   []ollamallama.TokenData
+// llamaEngine is llama.cpp's json_schema_to_grammar and grammar engine.
+type llamaEngine struct{ r *llama.ReferenceVocab }
+
+// llamaSession is one schema in llama.cpp's engine.
+type llamaSession struct{ g *llama.ReferenceGrammar }
+
+func (e llamaEngine) compile(schema []byte) (maskSession, error) {
+	src, err := llama.SchemaToGrammar(schema)
+	if err != nil {
+		return nil, err
+	}
+	g, err := e.r.Grammar(src)
+	if err != nil {
+		return nil, err
+	}
+	return llamaSession{g}, nil
 }
 
-func newLlamaEngine(v *decode.Vocab) *llamaEngine {
-	e := &llamaEngine{ids: make([]uint32, v.Len()), pieces: make([]string, v.Len()), data: make([]ollamallama.TokenData, v.Len())}
-	for id := range v.Len() {
-		e.ids[id] = uint32(id)
-		if k := v.Kind(id); !k.Special() && k != decode.KindUnused {
-			e.pieces[id] = string(v.Bytes(id))
-		}
-	}
-	for _, id := range v.EOG() {
-		e.eog = append(e.eog, int32(id))
-	}
-	return e
-}
-
-type llamaSession struct {
-	e       *llamaEngine
-	grammar string
-	g       *ollamallama.Grammar
-}
-
-func (e *llamaEngine) compile(schema []byte) (maskSession, error) {
-	gbnf := ollamallama.SchemaToGrammar(schema)
-	if gbnf == nil {
-		return nil, fmt.Errorf("llama.cpp's json_schema_to_grammar refused the schema")
-	}
-	s := &llamaSession{e: e, grammar: string(gbnf)}
-	return s, s.reset()
-}
-
-func (s *llamaSession) reset() error {
-	if s.g != nil {
-		s.g.Free()
-	}
-	s.g = ollamallama.NewGrammar(s.grammar, s.e.ids, s.e.pieces, s.e.eog)
-	if s.g == nil {
-		return fmt.Errorf("llama.cpp refused its own grammar")
-	}
-	return nil
-}
-
-func (s *llamaSession) fillMask(mask []uint32) {
-	data := s.e.data
-	for i := range data {
-		data[i] = ollamallama.TokenData{ID: int32(i)}
-	}
-	s.g.Apply(data)
-	clear(mask)
-	for i, d := range data {
-		if !math.IsInf(float64(d.Logit), -1) {
-			mask[i/32] |= 1 << (i % 32)
-		}
-	}
-}
-
-// advance accepts a token the mask allowed (llama.cpp aborts on others).
-func (s *llamaSession) advance(tok int) error {
-	s.g.Accept(int32(tok))
-	return nil
-}
-
-func (s *llamaSession) close() {
-	if s.g != nil {
-		s.g.Free()
-	}
-}
+func (s llamaSession) reset() error           { return s.g.Reset() }
+func (s llamaSession) fillMask(mask []uint32) { s.g.FillMask(mask) }
+func (s llamaSession) advance(tok int) error  { s.g.Accept(tok); return nil }
+func (s llamaSession) close()                 { s.g.Close() }
 
 // maskbenchOne runs one schema file: compile (TTFM includes the first
 // mask), then for every test instance serialise it as Python does,
 // tokenize it, and mask and advance token by token.
-func maskbenchOne(path string, eng maskEngine, v *decode.Vocab, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
+func maskbenchOne(path string, eng maskEngine, v *vocab.Vocab, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
 	r := maskbenchResult{File: filepath.Base(path)}
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -284,7 +226,7 @@ func maskbenchOne(path string, eng maskEngine, v *decode.Vocab, tok *llama.Token
 		return r
 	}
 	defer m.close()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	m.fillMask(mask)
 	r.TTFMMicros = float64(time.Since(t0).Nanoseconds()) / 1000
 	for _, test := range mb.Tests {

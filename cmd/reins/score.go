@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins"
 )
 
 func cmdScore(args []string, stdout, stderr io.Writer) error {
@@ -18,7 +18,7 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	var mf modelFlags
 	mf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	prompt := fs.String("context", "", "text that conditions TEXT and is not scored")
+	prompt := fs.String("context", "", "text that conditions TEXT and is not scored (TEXT is scored exactly, byte for byte)")
 	topLogprobs := fs.Int("top-logprobs", 1, "alternatives to report per token (the table shows the best)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins score [flags] TEXT")
@@ -39,7 +39,7 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
-	res, err := decode.Score(context.Background(), m, pos[0], decode.ScoreOptions{Context: *prompt, TopLogprobs: *topLogprobs})
+	res, err := m.Score(context.Background(), pos[0], reins.ScoreOptions{Context: *prompt, TopLogprobs: *topLogprobs})
 	if err != nil {
 		return err
 	}

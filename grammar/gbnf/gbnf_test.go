@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/shared"
 )
 
@@ -107,7 +108,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parse → print → parse changed the tree:\n%s\n%s", g, again)
 		}
 		if p, err := grammar.Compile(g); err == nil {
-			ps := grammar.NewParser(p)
+			ps := earley.NewParser(p)
 			for i := 0; i < len(src) && i < 64; i++ {
 				ps.Push(src[i])
 			}

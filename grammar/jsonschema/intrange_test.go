@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
 )
 
 func accepts(t *testing.T, n *grammar.Node, s string) bool {
 	t.Helper()
 	p, err := grammar.Compile(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: n}}})
 	require.NoError(t, err)
-	ps := grammar.NewParser(p)
+	ps := earley.NewParser(p)
 	for i := 0; i < len(s); i++ {
 		if !ps.Push(s[i]) {
 			return false

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/pyjson"
 	"github.com/reins-go/reins/internal/shared"
 )
@@ -143,7 +144,7 @@ func withDraft(schema json.RawMessage, draft string) []byte {
 }
 
 func acceptsText(p *grammar.Prog, text string) bool {
-	ps := grammar.NewParser(p)
+	ps := earley.NewParser(p)
 	for i := 0; i < len(text); i++ {
 		if !ps.Push(text[i]) {
 			return false

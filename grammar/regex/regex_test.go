@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
 )
 
 var patterns = []string{
@@ -34,7 +35,7 @@ func matcher(t *testing.T, re string) *grammar.Prog {
 }
 
 func accepts(p *grammar.Prog, s string) (prefix, whole bool) {
-	ps := grammar.NewParser(p)
+	ps := earley.NewParser(p)
 	for i := 0; i < len(s); i++ {
 		if !ps.Push(s[i]) {
 			return false, false
@@ -54,7 +55,7 @@ func TestRandomWalksMatchGoRegexp(t *testing.T) {
 			p := matcher(t, pat)
 			goRE := regexp.MustCompile(`^(?:` + pat + `)$`)
 			for range 300 {
-				ps := grammar.NewParser(p)
+				ps := earley.NewParser(p)
 				var s []byte
 				for len(s) < 40 {
 					if ps.CanEnd() {

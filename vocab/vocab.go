@@ -1,4 +1,4 @@
-package decode
+package vocab
 
 import (
 	"bytes"
@@ -11,23 +11,23 @@ import (
 	"github.com/reins-go/reins/internal/gguf"
 )
 
-// TokenKind says what a token is, as the model's tokenizer declares it.
-type TokenKind uint8
+// Kind says what a token is, as the model's tokenizer declares it.
+type Kind uint8
 
 // Token kinds. They follow the token types of GGUF files.
 const (
-	KindNormal      TokenKind = iota // ordinary text
-	KindControl                      // control or special token (<s>, <|eot_id|>): never produced by tokenizing plain text
-	KindByte                         // a byte-fallback token (<0x0A>) standing for one raw byte
-	KindUserDefined                  // a token added by the user, matched literally
-	KindUnknown                      // the unknown token
-	KindUnused                       // a placeholder that decodes to nothing
+	KindNormal      Kind = iota // ordinary text
+	KindControl                 // control or special token (<s>, <|eot_id|>): never produced by tokenizing plain text
+	KindByte                    // a byte-fallback token (<0x0A>) standing for one raw byte
+	KindUserDefined             // a token added by the user, matched literally
+	KindUnknown                 // the unknown token
+	KindUnused                  // a placeholder that decodes to nothing
 )
 
 var kindNames = [...]string{"normal", "control", "byte", "user-defined", "unknown", "unused"}
 
 // String returns the kind's name.
-func (k TokenKind) String() string {
+func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
 	}
@@ -37,7 +37,7 @@ func (k TokenKind) String() string {
 // Special reports whether tokens of this kind stand for something other
 // than their text: control and unknown tokens. A grammar allows them only
 // where it names them.
-func (k TokenKind) Special() bool { return k == KindControl || k == KindUnknown }
+func (k Kind) Special() bool { return k == KindControl || k == KindUnknown }
 
 // Vocab is a model's vocabulary as raw bytes: for every token id, the
 // exact byte string it stands for, its kind, and whether it ends
@@ -55,7 +55,7 @@ type Vocab struct {
 	// garbage collector has nothing to scan in a 128k vocabulary.
 	pieceBlob []byte
 	pieceOff  []uint32
-	kinds     []TokenKind
+	kinds     []Kind
 	eog       []bool
 	eogIDs    []int
 	bos       int // -1 when none
@@ -77,7 +77,7 @@ func (v *Vocab) Piece(id int) string {
 }
 
 // Kind returns the kind of token id.
-func (v *Vocab) Kind(id int) TokenKind { return v.kinds[id] }
+func (v *Vocab) Kind(id int) Kind { return v.kinds[id] }
 
 // IsEOG reports whether token id ends generation.
 func (v *Vocab) IsEOG(id int) bool { return id >= 0 && id < len(v.eog) && v.eog[id] }
@@ -107,9 +107,48 @@ func (v *Vocab) Decode(tokens []int) []byte {
 	return b
 }
 
-// VocabSpec describes a vocabulary as a tokenizer declares it. It is the
-// input of NewVocab; LoadVocab fills it from a GGUF file.
-type VocabSpec struct {
+// Spell returns tokens whose bytes are exactly b, taking at each step
+// the longest text token (normal, byte or user-defined) that fits; false
+// when some byte has no token. Use it where a tokenizer would not spell
+// b exactly (invalid UTF-8, which tokenizers replace with U+FFFD, or a
+// leading space SentencePiece adds). It builds an index of the
+// vocabulary on each call.
+func (v *Vocab) Spell(b []byte) ([]int, bool) {
+	byBytes := map[string]int{}
+	longest := 0
+	for id := range v.Len() {
+		switch v.Kind(id) {
+		case KindNormal, KindByte, KindUserDefined:
+			tb := v.Bytes(id)
+			if len(tb) == 0 {
+				continue
+			}
+			if _, dup := byBytes[string(tb)]; !dup {
+				byBytes[string(tb)] = id
+			}
+			longest = max(longest, len(tb))
+		}
+	}
+	var out []int
+	for len(b) > 0 {
+		n := min(longest, len(b))
+		for ; n > 0; n-- {
+			if id, ok := byBytes[string(b[:n])]; ok {
+				out = append(out, id)
+				break
+			}
+		}
+		if n == 0 {
+			return nil, false
+		}
+		b = b[n:]
+	}
+	return out, true
+}
+
+// Spec describes a vocabulary as a tokenizer declares it. It is the
+// input of New; Load fills it from a GGUF file.
+type Spec struct {
 	Model  string   // "llama" (SentencePiece) or "gpt2" (byte-level BPE)
 	Pieces []string // token texts as the tokenizer spells them
 	Types  []int32  // GGUF token types (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte); nil means all normal
@@ -128,8 +167,8 @@ var eogTexts = []string{
 	"<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
 }
 
-// NewVocab builds a Vocab from a tokenizer's description.
-func NewVocab(spec VocabSpec) (*Vocab, error) {
+// New builds a Vocab from a tokenizer's description.
+func New(spec Spec) (*Vocab, error) {
 	n := len(spec.Pieces)
 	if n == 0 {
 		return nil, fmt.Errorf("vocab: no tokens")
@@ -149,7 +188,7 @@ func NewVocab(spec VocabSpec) (*Vocab, error) {
 	v := &Vocab{
 		off:      make([]uint32, 1, n+1),
 		pieceOff: make([]uint32, 1, n+1),
-		kinds:    make([]TokenKind, n),
+		kinds:    make([]Kind, n),
 		eog:      make([]bool, n),
 		bos:      -1,
 		eos:      -1,
@@ -232,7 +271,7 @@ func (v *Vocab) find(piece string) int {
 	return -1
 }
 
-func kindOf(t int32) (TokenKind, error) {
+func kindOf(t int32) (Kind, error) {
 	switch t {
 	case 0, 1: // undefined is treated as normal, as llama.cpp does
 		return KindNormal, nil
@@ -286,7 +325,7 @@ var byteLevel = func() (t struct {
 }()
 
 // ByteLevelEncode returns the byte-level BPE spelling of raw bytes, the
-// inverse of what NewVocab does to the pieces of a gpt2-model vocabulary.
+// inverse of what New does to the pieces of a gpt2-model vocabulary.
 func ByteLevelEncode(raw []byte) string {
 	out := make([]rune, len(raw))
 	for i, b := range raw {
@@ -313,46 +352,46 @@ func unescapeByteLevel(s string) []byte {
 // adds BOS by default (llama-vocab.cpp).
 var bpeAddsBOS = []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "tekken", "chameleon"}
 
-// LoadVocab reads the vocabulary of a GGUF model or vocabulary-only file.
-func LoadVocab(path string) (*Vocab, error) {
+// Load reads the vocabulary of a GGUF model or vocabulary-only file.
+func Load(path string) (*Vocab, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	v, err := VocabFromGGUF(f)
+	v, err := FromGGUF(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
 }
 
-// VocabFromGGUF builds the vocabulary described by a GGUF header's
+// FromGGUF builds the vocabulary described by a GGUF header's
 // tokenizer.ggml.* keys.
-func VocabFromGGUF(f *gguf.File) (*Vocab, error) {
-	spec, err := VocabSpecFromGGUF(f)
+func FromGGUF(f *gguf.File) (*Vocab, error) {
+	spec, err := SpecFromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
-	return NewVocab(spec)
+	return New(spec)
 }
 
-// VocabSpecFromGGUF reads a vocabulary's description from a GGUF
+// SpecFromGGUF reads a vocabulary's description from a GGUF
 // header's tokenizer.ggml.* keys, for a caller that wants to adjust it
-// before NewVocab.
-func VocabSpecFromGGUF(f *gguf.File) (VocabSpec, error) {
+// before New.
+func SpecFromGGUF(f *gguf.File) (Spec, error) {
 	model, ok := f.String("tokenizer.ggml.model")
 	if !ok {
-		return VocabSpec{}, fmt.Errorf("vocab: no tokenizer.ggml.model key")
+		return Spec{}, fmt.Errorf("vocab: no tokenizer.ggml.model key")
 	}
 	pieces, ok := f.Strings("tokenizer.ggml.tokens")
 	if !ok {
-		return VocabSpec{}, fmt.Errorf("vocab: no tokenizer.ggml.tokens array")
+		return Spec{}, fmt.Errorf("vocab: no tokenizer.ggml.tokens array")
 	}
-	spec := VocabSpec{Model: model, Pieces: pieces, BOS: -1, EOS: -1}
+	spec := Spec{Model: model, Pieces: pieces, BOS: -1, EOS: -1}
 	if v, ok := f.KV["tokenizer.ggml.token_type"]; ok {
 		ts, ok := v.Ints()
 		if !ok {
-			return VocabSpec{}, fmt.Errorf("vocab: tokenizer.ggml.token_type is a %s, want an integer array", v.Type)
+			return Spec{}, fmt.Errorf("vocab: tokenizer.ggml.token_type is a %s, want an integer array", v.Type)
 		}
 		spec.Types = make([]int32, len(ts))
 		for i, t := range ts {

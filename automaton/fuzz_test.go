@@ -1,9 +1,9 @@
-package decode_test
+package automaton_test
 
 import (
 	"testing"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/internal/fixture"
@@ -13,13 +13,13 @@ import (
 // fuzzed token choice: no panic, no hang, and at every step exactly the
 // masked tokens advance, while a restore returns the same mask.
 func FuzzAutomaton(f *testing.F) {
-	f.Add(arithmetic, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add(fixture.Arithmetic, []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	f.Add(`root ::= "a" root | "b" | ("c"? "d")*`, []byte{9, 0, 200})
 	f.Add(`root ::= x x
 x ::= x "+" | [^a-c]{1,3} | ""`, []byte{3, 3, 3, 3})
 	f.Add(`root ::= "é" [日本]+ !<[65]> <[2]>`, []byte{0, 1, 2, 3, 4})
 	v := fixture.New().Vocab()
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	f.Fuzz(func(t *testing.T, src string, choices []byte) {
 		g, err := gbnf.Parse("fuzz", src)
 		if err != nil {
@@ -29,7 +29,7 @@ x ::= x "+" | [^a-c]{1,3} | ""`, []byte{3, 3, 3, 3})
 		if err != nil {
 			return
 		}
-		a, err := decode.NewAutomaton(p, v, trie)
+		a, err := automaton.New(p, v, trie)
 		if err != nil {
 			return
 		}
@@ -39,7 +39,7 @@ x ::= x "+" | [^a-c]{1,3} | ""`, []byte{3, 3, 3, 3})
 			choices = choices[:64]
 		}
 		m := a.NewMatcher()
-		mask := make([]uint32, decode.MaskWords(v.Len()))
+		mask := make([]uint32, automaton.MaskWords(v.Len()))
 		again := make([]uint32, len(mask))
 		for _, c := range choices {
 			if err := m.FillMask(mask); err != nil {

@@ -1,4 +1,4 @@
-package grammar
+package earley
 
 // keySet is a set of uint64 keys that empties in constant time: each
 // slot carries the generation that wrote it, and Reset starts a new

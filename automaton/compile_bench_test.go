@@ -1,25 +1,26 @@
-package decode_test
+package automaton_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
 // BenchmarkCompileSharedGrammars measures parse + compile + binding to
 // the Llama-3 vocabulary for each grammar of ../shared/gbnf, beyond the
 // per-vocabulary token trie (built once, outside the loop).
 func BenchmarkCompileSharedGrammars(b *testing.B) {
-	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	files, _ := filepath.Glob(filepath.Join(shared.Path(b, "gbnf"), "*.gbnf"))
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -36,7 +37,7 @@ func BenchmarkCompileSharedGrammars(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := decode.NewAutomaton(p, v, trie); err != nil {
+				if _, err := automaton.New(p, v, trie); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -47,11 +48,11 @@ func BenchmarkCompileSharedGrammars(b *testing.B) {
 // BenchmarkTokenTrieLlama3 is the per-vocabulary work: building the
 // token trie of the 128,256-token Llama-3 vocabulary.
 func BenchmarkTokenTrieLlama3(b *testing.B) {
-	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		decode.NewTokenTrie(v)
+		automaton.NewTrie(v)
 	}
 }

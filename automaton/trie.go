@@ -1,4 +1,4 @@
-package decode
+package automaton
 
 import (
 	"bytes"
@@ -6,9 +6,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
+	"github.com/reins-go/reins/vocab"
 )
 
-// trieNode is one node of a TokenTrie, in depth-first order: the node's
+// trieNode is one node of a Trie, in depth-first order: the node's
 // first child is the next node, and its next sibling is size nodes on.
 type trieNode struct {
 	b        byte
@@ -18,12 +20,12 @@ type trieNode struct {
 	tokEnd   uint32
 }
 
-// TokenTrie holds a vocabulary's text tokens (normal, byte and
+// Trie holds a vocabulary's text tokens (normal, byte and
 // user-defined ones) as a flat prefix tree in depth-first order, so a walk
 // that refuses a byte skips the whole subtree with one addition. Control,
 // unknown and unused tokens are not in it: they have no text to match.
-// A TokenTrie is immutable and safe for concurrent use.
-type TokenTrie struct {
+// A Trie is immutable and safe for concurrent use.
+type Trie struct {
 	nodes    []trieNode
 	toks     []int32
 	maxDepth int // the longest token's length
@@ -40,7 +42,7 @@ type TokenTrie struct {
 type textSlice struct {
 	maxChars int
 	bits     []uint32
-	rest     *TokenTrie
+	rest     *Trie
 }
 
 // sliceLengths are the slices' lengths in characters: any length, then
@@ -60,18 +62,18 @@ var plainASCII = func() (set [2]uint64) {
 	return set
 }()
 
-// NewTokenTrie builds the trie of v's text tokens.
-func NewTokenTrie(v *Vocab) *TokenTrie {
+// NewTrie builds the trie of v's text tokens.
+func NewTrie(v *vocab.Vocab) *Trie {
 	var ids []int
 	for id := range v.Len() {
 		switch v.Kind(id) {
-		case KindNormal, KindByte, KindUserDefined:
+		case vocab.KindNormal, vocab.KindByte, vocab.KindUserDefined:
 			if len(v.Bytes(id)) > 0 {
 				ids = append(ids, id)
 			}
 		}
 	}
-	t := newTokenTrie(v, ids)
+	t := newTrie(v, ids)
 	for _, n := range sliceLengths {
 		sl := textSlice{maxChars: n, bits: make([]uint32, MaskWords(v.Len()))}
 		var rest []int
@@ -83,7 +85,7 @@ func NewTokenTrie(v *Vocab) *TokenTrie {
 				rest = append(rest, id)
 			}
 		}
-		sl.rest = newTokenTrie(v, rest)
+		sl.rest = newTrie(v, rest)
 		t.slices = append(t.slices, sl)
 	}
 	return t
@@ -103,15 +105,15 @@ func isPlain(b []byte) bool {
 	return true
 }
 
-// newTokenTrie builds the trie of the given tokens of v.
-func newTokenTrie(v *Vocab, ids []int) *TokenTrie {
+// newTrie builds the trie of the given tokens of v.
+func newTrie(v *vocab.Vocab, ids []int) *Trie {
 	slices.SortFunc(ids, func(a, b int) int {
 		if c := bytes.Compare(v.Bytes(a), v.Bytes(b)); c != 0 {
 			return c
 		}
 		return a - b
 	})
-	t := &TokenTrie{}
+	t := &Trie{}
 	// path[d] is the index of the node at depth d+1 on the current path.
 	var path []int
 	var prev []byte
@@ -148,8 +150,45 @@ func newTokenTrie(v *Vocab, ids []int) *TokenTrie {
 	return t
 }
 
+// spellRanges calls fn(l), once per l ≥ 2, when some token's bytes
+// match run[:l], byte i in run[i]'s range. It visits at most budget
+// trie nodes, so it may miss some l.
+func (t *Trie) spellRanges(run []grammar.Inst, budget int, fn func(l int)) {
+	found := make([]bool, len(run)+1)
+	var walk func(p, end, d int)
+	walk = func(p, end, d int) {
+		for p < end && budget > 0 {
+			n := &t.nodes[p]
+			if n.b > run[d].Hi {
+				return
+			}
+			if n.b >= run[d].Lo {
+				budget--
+				if n.tokEnd > n.tokStart && d >= 1 && !found[d+1] {
+					found[d+1] = true
+					fn(d + 1)
+				}
+				if d+1 < len(run) {
+					walk(p+1, p+int(n.size), d+1)
+				}
+			}
+			p += int(n.size)
+		}
+	}
+	walk(0, len(t.nodes), 0)
+}
+
+// spellSingles calls fn for every byte that is a token by itself.
+func (t *Trie) spellSingles(fn func(b byte)) {
+	for p := 0; p < len(t.nodes); p += int(t.nodes[p].size) {
+		if n := &t.nodes[p]; n.tokEnd > n.tokStart {
+			fn(n.b)
+		}
+	}
+}
+
 // Nodes returns the number of nodes, for sizing and benchmarks.
-func (t *TokenTrie) Nodes() int { return len(t.nodes) }
+func (t *Trie) Nodes() int { return len(t.nodes) }
 
 // ByteWalker is what a trie walk drives: the three verbs llguidance's
 // token trie uses. Push tries one more byte and reports whether the
@@ -162,7 +201,7 @@ type ByteWalker interface {
 // Walk calls allow for every token whose whole byte string w accepts,
 // and leaves w as it found it. It pushes each trie edge once, and skips
 // the subtree of an edge w refuses.
-func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
+func (t *Trie) Walk(w ByteWalker, allow func(tok int32)) {
 	t.walkRange(w, 0, len(t.nodes), 0, allow)
 }
 
@@ -171,7 +210,7 @@ func (t *TokenTrie) Walk(w ByteWalker, allow func(tok int32)) {
 // depends on context below s0's step: the subtrees refused only after
 // the walk reached the end of a rule that began earlier, reported by
 // their root node (cd).
-func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc func(tok int32), cd func(node int32)) {
+func (t *Trie) walkDFA(d *earley.LocalDFA, s0 int32, acc func(tok int32), cd func(node int32)) {
 	st := make([]int32, t.maxDepth+1)
 	tainted := make([]bool, t.maxDepth+1)
 	st[0] = s0
@@ -197,7 +236,7 @@ func (t *TokenTrie) walkDFA(d *grammar.LocalDFA, s0 int32, acc func(tok int32), 
 // subtrees is a set of subtrees of a trie, by root node, in trie order:
 // the tokens a state mask leaves to be checked against the context.
 type subtrees struct {
-	t     *TokenTrie
+	t     *Trie
 	roots []int32
 }
 
@@ -205,7 +244,7 @@ type subtrees struct {
 // string w accepts. It pushes the path to each root (the first bytes of
 // any of its tokens), keeping what the previous root's path shares with
 // it, and walks the subtree as Walk does.
-func (s *subtrees) walk(v *Vocab, w ByteWalker, allow func(tok int32)) {
+func (s *subtrees) walk(v *vocab.Vocab, w ByteWalker, allow func(tok int32)) {
 	t := s.t
 	var path []byte // the bytes pushed
 	refused := -1   // the byte w refused after path, if any
@@ -240,7 +279,7 @@ func (s *subtrees) walk(v *Vocab, w ByteWalker, allow func(tok int32)) {
 
 // walkRange walks nodes [from, to) (whole subtrees) whose parent is at
 // depth base, as Walk does, and leaves w as it found it.
-func (t *TokenTrie) walkRange(w ByteWalker, from, to, base int, allow func(tok int32)) {
+func (t *Trie) walkRange(w ByteWalker, from, to, base int, allow func(tok int32)) {
 	depth := base
 	for p := from; p < to; {
 		n := &t.nodes[p]

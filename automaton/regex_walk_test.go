@@ -1,4 +1,4 @@
-package decode_test
+package automaton_test
 
 import (
 	"math/rand/v2"
@@ -9,18 +9,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/regex"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
-func regexAutomaton(t testing.TB, v *decode.Vocab, trie *decode.TokenTrie, re string) *decode.Automaton {
+func regexAutomaton(t testing.TB, v *vocab.Vocab, trie *automaton.Trie, re string) *automaton.Automaton {
 	g, err := regex.Parse(re)
 	require.NoError(t, err)
 	p, err := grammar.Compile(g)
 	require.NoError(t, err)
-	a, err := decode.NewAutomaton(p, v, trie)
+	a, err := automaton.New(p, v, trie)
 	require.NoError(t, err)
 	return a
 }
@@ -29,9 +30,9 @@ func regexAutomaton(t testing.TB, v *decode.Vocab, trie *decode.TokenTrie, re st
 // vocabulary at random; every output that ends (end-of-generation
 // allowed and taken) must match the expression in Go's regexp.
 func TestRegexTokenWalksMatchGoRegexp(t *testing.T) {
-	v, err := decode.LoadVocab(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
+	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
 	require.NoError(t, err)
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	patterns := []string{
 		`[a-z]+@[a-z]+\.(com|org)`,
 		`-?(0|[1-9][0-9]*)(\.[0-9]+)?`,
@@ -40,7 +41,7 @@ func TestRegexTokenWalksMatchGoRegexp(t *testing.T) {
 		`"([^"\\]|\\.)*"`,
 	}
 	r := rand.New(rand.NewPCG(5, 5))
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	for _, pat := range patterns {
 		a := regexAutomaton(t, v, trie, pat)
 		goRE := regexp.MustCompile(`^(?:` + pat + `)$`)
@@ -94,15 +95,15 @@ func TestRegexTokenWalksMatchGoRegexp(t *testing.T) {
 // parallel (run with -race): the state cache is shared, and every
 // goroutine sees the same masks as a lone matcher.
 func TestAutomatonSharedAcrossGoroutines(t *testing.T) {
-	v, err := decode.LoadVocab(shared.Path(t, "vocab/ggml-vocab-gpt-2.gguf"))
+	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-gpt-2.gguf"))
 	require.NoError(t, err)
-	trie := decode.NewTokenTrie(v)
+	trie := automaton.NewTrie(v)
 	a := regexAutomaton(t, v, trie, `\{"[a-z]{1,8}": (true|false|[0-9]{1,4})(, "[a-z]{1,8}": (true|false|[0-9]{1,4})){0,3}\}`)
 	text := `{"alpha": 12, "beta": true, "gamma": 7}`
 	var toks []int
 	for rest := []byte(text); len(rest) > 0; { // one byte per token: every byte has its token
 		for id := range v.Len() {
-			if b := v.Bytes(id); len(b) == 1 && b[0] == rest[0] && v.Kind(id) == decode.KindNormal {
+			if b := v.Bytes(id); len(b) == 1 && b[0] == rest[0] && v.Kind(id) == vocab.KindNormal {
 				toks = append(toks, id)
 				break
 			}
@@ -113,7 +114,7 @@ func TestAutomatonSharedAcrossGoroutines(t *testing.T) {
 		m := a.NewMatcher()
 		var out [][]uint32
 		for _, tok := range toks {
-			mask := make([]uint32, decode.MaskWords(v.Len()))
+			mask := make([]uint32, automaton.MaskWords(v.Len()))
 			require.NoError(t, m.FillMask(mask))
 			out = append(out, mask)
 			require.NoError(t, m.Advance(tok))

@@ -1,7 +1,6 @@
-package decode_test
+package automaton_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -10,20 +9,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
-func automaton(t testing.TB, v *decode.Vocab, src string) *decode.Automaton {
+func bindGBNF(t testing.TB, v *vocab.Vocab, src string) *automaton.Automaton {
 	t.Helper()
 	g, err := gbnf.Parse("test.gbnf", src)
 	require.NoError(t, err)
 	p, err := grammar.Compile(g)
 	require.NoError(t, err)
-	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
+	a, err := automaton.New(p, v, automaton.NewTrie(v))
 	require.NoError(t, err)
 	return a
 }
@@ -32,7 +32,7 @@ func allowed(mask []uint32, t int) bool { return mask[t/32]&(1<<(t%32)) != 0 }
 
 // checkMaskInvariant asserts that exactly the tokens the mask allows are
 // accepted by Advance, and that a refused Advance changes nothing.
-func checkMaskInvariant(t *testing.T, m *decode.Matcher, v *decode.Vocab, mask []uint32) {
+func checkMaskInvariant(t *testing.T, m *automaton.Matcher, v *vocab.Vocab, mask []uint32) {
 	t.Helper()
 	require.NoError(t, m.FillMask(mask))
 	mark := m.Snapshot()
@@ -50,17 +50,11 @@ func checkMaskInvariant(t *testing.T, m *decode.Matcher, v *decode.Vocab, mask [
 	require.Equal(t, mask, again, "masks after restore equal those before")
 }
 
-const arithmetic = `root ::= expr
-expr ::= term ("+" term | "-" term)*
-term ::= factor ("*" factor)*
-factor ::= [0-9]+ | "(" expr ")" | " " factor
-`
-
 func TestMatcherInvariantsRandomWalks(t *testing.T) {
 	v := fixture.New().Vocab()
-	a := automaton(t, v, arithmetic)
+	a := bindGBNF(t, v, fixture.Arithmetic)
 	r := rand.New(rand.NewPCG(1, 1))
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	for walk := range 20 {
 		m := a.NewMatcher()
 		var text []byte
@@ -82,51 +76,15 @@ func TestMatcherInvariantsRandomWalks(t *testing.T) {
 		}
 		// Soundness: the text so far is a prefix of the language, and a
 		// whole sentence where the matcher says it can end.
-		assert.True(t, isArithmeticPrefix(string(text)), "%q", text)
+		assert.True(t, fixture.IsArithmeticPrefix(string(text)), "%q", text)
 	}
-}
-
-// isArithmeticPrefix is an independent recogniser of prefixes of the
-// arithmetic language (digits, + - *, balanced parentheses, spaces before
-// factors).
-func isArithmeticPrefix(s string) bool {
-	depth := 0
-	needFactor := true
-	for _, c := range s {
-		switch {
-		case c >= '0' && c <= '9':
-			needFactor = false
-		case c == ' ':
-			if !needFactor {
-				return false
-			}
-		case c == '(':
-			if !needFactor {
-				return false
-			}
-			depth++
-		case c == ')':
-			if needFactor || depth == 0 {
-				return false
-			}
-			depth--
-		case c == '+' || c == '-' || c == '*':
-			if needFactor {
-				return false
-			}
-			needFactor = true
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func TestMatcherEndAndRestore(t *testing.T) {
 	v := fixture.New().Vocab()
-	a := automaton(t, v, `root ::= "ab" | "abc"`)
+	a := bindGBNF(t, v, `root ::= "ab" | "abc"`)
 	m := a.NewMatcher()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	require.NoError(t, m.FillMask(mask))
 	assert.False(t, allowed(mask, fixture.EOS), "EOS only where the output can end")
 	require.NoError(t, m.Advance(fixture.Raw('a')))
@@ -136,7 +94,7 @@ func TestMatcherEndAndRestore(t *testing.T) {
 	assert.True(t, allowed(mask, fixture.Raw('c')))
 	s := m.Snapshot()
 	require.NoError(t, m.Advance(fixture.EOS))
-	assert.ErrorIs(t, m.Advance(fixture.Raw('c')), decode.ErrEnded)
+	assert.ErrorIs(t, m.Advance(fixture.Raw('c')), automaton.ErrEnded)
 	m.Restore(s)
 	require.NoError(t, m.Advance(fixture.Raw('c')))
 	require.NoError(t, m.FillMask(mask))
@@ -150,10 +108,10 @@ func TestMatcherEndAndRestore(t *testing.T) {
 func TestTokenTerminals(t *testing.T) {
 	v := fixture.New().Vocab()
 	// </s> (EOS) named as a token terminal; and "any token but 'x'".
-	a := automaton(t, v, `root ::= "a" !<[122]> "b"`)
+	a := bindGBNF(t, v, `root ::= "a" !<[122]> "b"`)
 	m := a.NewMatcher()
 	require.NoError(t, m.Advance(fixture.Raw('a')))
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	require.NoError(t, m.FillMask(mask))
 	assert.False(t, allowed(mask, 122))
 	assert.True(t, allowed(mask, 0), "control token <s> is a token too")
@@ -162,7 +120,7 @@ func TestTokenTerminals(t *testing.T) {
 	require.NoError(t, m.Advance(fixture.Raw('b')))
 	assert.True(t, m.CanEnd())
 
-	_, err := decode.NewAutomaton(mustCompile(t, `root ::= <|nope|>`), v, decode.NewTokenTrie(v))
+	_, err := automaton.New(mustCompile(t, `root ::= <|nope|>`), v, automaton.NewTrie(v))
 	assert.ErrorContains(t, err, "<|nope|>: no such token")
 }
 
@@ -176,11 +134,11 @@ func mustCompile(t *testing.T, src string) *grammar.Prog {
 
 func TestTrieWalkVisitsEveryToken(t *testing.T) {
 	path := shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")
-	v, err := decode.LoadVocab(path)
+	v, err := vocab.Load(path)
 	require.NoError(t, err)
-	a := automaton(t, v, `root ::= [\x00-\U0010FFFF]*`) // any UTF-8 text... and bytes that start it
+	a := bindGBNF(t, v, `root ::= [\x00-\U0010FFFF]*`) // any UTF-8 text... and bytes that start it
 	m := a.NewMatcher()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	require.NoError(t, m.FillMask(mask))
 	n := 0
 	for tok := range v.Len() {
@@ -197,7 +155,7 @@ func TestMatcherStateStaysSmallOnLongOutput(t *testing.T) {
 	src := `root ::= "[" ws (item ("," ws item)*)? "]"
 item ::= "{\"k\": \"" [a-z ]* "\", \"n\": " [0-9]+ "}"
 ws ::= " "?`
-	a := automaton(t, v, src)
+	a := bindGBNF(t, v, src)
 	m := a.NewMatcher()
 	text := "["
 	for i := range 60 {
@@ -221,12 +179,12 @@ ws ::= " "?`
 
 func TestRestoreWithinWindow(t *testing.T) {
 	v := fixture.New().Vocab()
-	a := automaton(t, v, arithmetic)
+	a := bindGBNF(t, v, fixture.Arithmetic)
 	b := fixture.New().NewBackend()
 	toks, err := b.Tokenize("(1+22)*3-(4*(5+6))", false)
 	require.NoError(t, err)
 	m := a.NewMatcher()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	var masks [][]uint32
 	for _, tok := range toks {
 		require.NoError(t, m.FillMask(mask))
@@ -248,19 +206,19 @@ func TestRestoreWithinWindow(t *testing.T) {
 
 	// Beyond the window, Restore refuses loudly.
 	long := a.NewMatcher()
-	many, err := b.Tokenize("1"+strings.Repeat("+1", decode.RestoreWindow+5), false)
+	many, err := b.Tokenize("1"+strings.Repeat("+1", automaton.RestoreWindow+5), false)
 	require.NoError(t, err)
 	for _, tok := range many {
 		require.NoError(t, long.Advance(tok))
 	}
-	assert.PanicsWithValue(t, fmt.Sprintf("decode: Restore(1) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", len(many), decode.RestoreWindow), func() { long.Restore(1) })
-	long.Restore(len(many) - decode.RestoreWindow)
-	assert.Equal(t, len(many)-decode.RestoreWindow, long.Snapshot())
+	assert.PanicsWithValue(t, fmt.Sprintf("automaton: Restore(1) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", len(many), automaton.RestoreWindow), func() { long.Restore(1) })
+	long.Restore(len(many) - automaton.RestoreWindow)
+	assert.Equal(t, len(many)-automaton.RestoreWindow, long.Snapshot())
 }
 
 func TestForcedBytes(t *testing.T) {
 	v := fixture.New().Vocab()
-	a := automaton(t, v, `root ::= "{\"name\": \"" [a-z]+ "\", \"age\": " [0-9]+ "}"`)
+	a := bindGBNF(t, v, `root ::= "{\"name\": \"" [a-z]+ "\", \"age\": " [0-9]+ "}"`)
 	m := a.NewMatcher()
 	assert.Equal(t, `{"name": "`, string(m.Forced()))
 	assert.Equal(t, 0, m.Snapshot(), "Forced leaves the matcher as it was")
@@ -272,26 +230,9 @@ func TestForcedBytes(t *testing.T) {
 	assert.Equal(t, `, "age": `, string(m.Forced()))
 }
 
-func TestChoiceList(t *testing.T) {
-	_, b := newFake(t)
-	v := b.Vocab()
-	p, err := grammar.Compile(grammar.Choice("yes", "yesterday", "no", "n/a"))
-	require.NoError(t, err)
-	a, err := decode.NewAutomaton(p, v, decode.NewTokenTrie(v))
-	require.NoError(t, err)
-	seen := map[string]bool{}
-	for seed := range uint64(40) {
-		c, err := decode.Complete(context.Background(), b, "The answer:", decode.Options{MaxTokens: 20, Constraint: a.NewMatcher(), Sampling: decode.SamplingOptions{Temperature: 1.5, Seed: seed}})
-		require.NoError(t, err)
-		require.Contains(t, []string{"yes", "yesterday", "no", "n/a"}, c.Text)
-		seen[c.Text] = true
-	}
-	assert.GreaterOrEqual(t, len(seen), 3, "sampling reaches several choices: %v", seen)
-}
-
 func TestDeepNesting(t *testing.T) {
 	v := fixture.New().Vocab()
-	a := automaton(t, v, `root ::= "[" (root ("," root)*)? "]"`)
+	a := bindGBNF(t, v, `root ::= "[" (root ("," root)*)? "]"`)
 	m := a.NewMatcher()
 	const depth = 3000
 	for range depth {

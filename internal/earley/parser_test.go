@@ -1,15 +1,17 @@
-package grammar
+package earley
 
 import (
 	"testing"
+
+	"github.com/reins-go/reins/grammar"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func accepts(t *testing.T, g *Grammar, s string) (prefixOK bool, whole bool) {
+func accepts(t *testing.T, g *grammar.Grammar, s string) (prefixOK bool, whole bool) {
 	t.Helper()
-	p, err := Compile(g)
+	p, err := grammar.Compile(g)
 	require.NoError(t, err)
 	ps := NewParser(p)
 	for i := 0; i < len(s); i++ {
@@ -21,8 +23,8 @@ func accepts(t *testing.T, g *Grammar, s string) (prefixOK bool, whole bool) {
 }
 
 func TestParserBasics(t *testing.T) {
-	g := &Grammar{Start: "root", Rules: []Rule{
-		{Name: "root", Body: Seq(Lit("a"), Repeat(Class('0', '9'), 1, -1), Alt(Lit("x"), Lit("yz")))},
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{
+		{Name: "root", Body: grammar.Seq(grammar.Lit("a"), grammar.Repeat(grammar.Class('0', '9'), 1, -1), grammar.Alt(grammar.Lit("x"), grammar.Lit("yz")))},
 	}}
 	tests := []struct {
 		in            string
@@ -47,10 +49,10 @@ func TestParserBasics(t *testing.T) {
 
 func TestLeftRecursionAmbiguityNullable(t *testing.T) {
 	// expr ::= expr "+" term | term ; term ::= term "*" atom | atom ; atom ::= [0-9] | "(" expr ")"
-	g := &Grammar{Start: "expr", Rules: []Rule{
-		{Name: "expr", Body: Alt(Seq(Ref("expr"), Lit("+"), Ref("term")), Ref("term"))},
-		{Name: "term", Body: Alt(Seq(Ref("term"), Lit("*"), Ref("atom")), Ref("atom"))},
-		{Name: "atom", Body: Alt(Class('0', '9'), Seq(Lit("("), Ref("expr"), Lit(")")))},
+	g := &grammar.Grammar{Start: "expr", Rules: []grammar.Rule{
+		{Name: "expr", Body: grammar.Alt(grammar.Seq(grammar.Ref("expr"), grammar.Lit("+"), grammar.Ref("term")), grammar.Ref("term"))},
+		{Name: "term", Body: grammar.Alt(grammar.Seq(grammar.Ref("term"), grammar.Lit("*"), grammar.Ref("atom")), grammar.Ref("atom"))},
+		{Name: "atom", Body: grammar.Alt(grammar.Class('0', '9'), grammar.Seq(grammar.Lit("("), grammar.Ref("expr"), grammar.Lit(")")))},
 	}}
 	for _, s := range []string{"1", "1+2", "1+2*3", "(1+2)*3+4", "((((1))))"} {
 		_, w := accepts(t, g, s)
@@ -61,7 +63,7 @@ func TestLeftRecursionAmbiguityNullable(t *testing.T) {
 		assert.False(t, w, s)
 	}
 	// Ambiguous and nullable: s ::= s s | "a" | ""
-	amb := &Grammar{Start: "s", Rules: []Rule{{Name: "s", Body: Alt(Seq(Ref("s"), Ref("s")), Lit("a"), &Node{Op: OpEmpty})}}}
+	amb := &grammar.Grammar{Start: "s", Rules: []grammar.Rule{{Name: "s", Body: grammar.Alt(grammar.Seq(grammar.Ref("s"), grammar.Ref("s")), grammar.Lit("a"), &grammar.Node{Op: grammar.OpEmpty})}}}
 	for _, s := range []string{"", "a", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"} {
 		_, w := accepts(t, amb, s)
 		assert.True(t, w, "%q", s)
@@ -72,21 +74,21 @@ func TestLeftRecursionAmbiguityNullable(t *testing.T) {
 
 func TestUnproductiveRulesArePruned(t *testing.T) {
 	// loop never ends, so "b" must not be allowed: it could never finish.
-	g := &Grammar{Start: "root", Rules: []Rule{
-		{Name: "root", Body: Alt(Lit("a"), Seq(Lit("b"), Ref("loop")))},
-		{Name: "loop", Body: Seq(Lit("x"), Ref("loop"))},
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{
+		{Name: "root", Body: grammar.Alt(grammar.Lit("a"), grammar.Seq(grammar.Lit("b"), grammar.Ref("loop")))},
+		{Name: "loop", Body: grammar.Seq(grammar.Lit("x"), grammar.Ref("loop"))},
 	}}
 	p, w := accepts(t, g, "b")
 	assert.False(t, p)
 	assert.False(t, w)
 	assert.NotEmpty(t, g.Warnings)
-	_, err := Compile(&Grammar{Start: "loop", Rules: []Rule{{Name: "loop", Body: Seq(Lit("x"), Ref("loop"))}}})
+	_, err := grammar.Compile(&grammar.Grammar{Start: "loop", Rules: []grammar.Rule{{Name: "loop", Body: grammar.Seq(grammar.Lit("x"), grammar.Ref("loop"))}}})
 	assert.ErrorContains(t, err, "matches no string")
 }
 
 func TestUTF8Classes(t *testing.T) {
 	// Any code point except '"': multi-byte characters byte by byte.
-	g := &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Repeat(&Node{Op: OpClass, Ranges: NegateRanges([]rune{'"', '"'})}, 0, -1)}}}
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Repeat(&grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges([]rune{'"', '"'})}, 0, -1)}}}
 	for _, s := range []string{"héllo", "日本語", "🎉x", "\x00\x7f"} {
 		_, w := accepts(t, g, s)
 		assert.True(t, w, "%q", s)
@@ -102,8 +104,8 @@ func TestUTF8Classes(t *testing.T) {
 }
 
 func TestPushPop(t *testing.T) {
-	g := &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Alt(Lit("abc"), Lit("abd"))}}}
-	p, err := Compile(g)
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Alt(grammar.Lit("abc"), grammar.Lit("abd"))}}}
+	p, err := grammar.Compile(g)
 	require.NoError(t, err)
 	ps := NewParser(p)
 	require.True(t, ps.Push('a'))
@@ -119,33 +121,15 @@ func TestPushPop(t *testing.T) {
 	assert.Contains(t, NewParser(p).Expected(), "'a'")
 }
 
-func TestUTF8SequencesCoverExactly(t *testing.T) {
-	for _, r := range [][2]rune{{0, 0x10FFFF}, {0x7F, 0x80}, {0x7FF, 0x800}, {0xD7FF, 0xE000}, {0x10000, 0x10FFFF}, {0x41, 0x5A}, {0xFFFF, 0x10000}} {
-		n := 0
-		for _, seq := range utf8Sequences(r[0], r[1]) {
-			count := 1
-			for _, br := range seq {
-				count *= int(br.hi-br.lo) + 1
-			}
-			n += count
-		}
-		want := int(r[1]-r[0]) + 1
-		if r[0] <= 0xD800 && r[1] >= 0xDFFF {
-			want -= 0x800
-		}
-		assert.Equal(t, want, n, "%x-%x", r[0], r[1])
-	}
-}
-
 // TestClassSharesContinuations checks that a class's UTF-8 sequences
 // share their equal suffixes, and still accept exactly the class: every
 // encoding at the edges of each length, no surrogate, no overlong form.
 func TestClassSharesContinuations(t *testing.T) {
-	p, err := Compile(&Grammar{Start: "s", Rules: []Rule{{Name: "s", Body: Class(0x80, 0x10FFFF)}}})
+	p, err := grammar.Compile(&grammar.Grammar{Start: "s", Rules: []grammar.Rule{{Name: "s", Body: grammar.Class(0x80, 0x10FFFF)}}})
 	require.NoError(t, err)
 	cont := 0
 	for _, in := range p.Inst {
-		if in.Op == InstByte && in.Lo == 0x80 && in.Hi == 0xBF {
+		if in.Op == grammar.InstByte && in.Lo == 0x80 && in.Hi == 0xBF {
 			cont++
 		}
 	}
@@ -171,22 +155,22 @@ func TestClassSharesContinuations(t *testing.T) {
 // referenced twice with the same continuation is one copy of code, and
 // that the language is unchanged.
 func TestInlinedRuleEmittedOncePerContinuation(t *testing.T) {
-	g := &Grammar{Start: "s", Rules: []Rule{
-		{Name: "s", Body: Seq(Alt(Seq(Lit("p"), Ref("a")), Seq(Lit("q"), Ref("a"))), Lit("!"), Ref("a"))},
-		{Name: "a", Body: Repeat(Class('x', 'y'), 1, -1)},
+	g := &grammar.Grammar{Start: "s", Rules: []grammar.Rule{
+		{Name: "s", Body: grammar.Seq(grammar.Alt(grammar.Seq(grammar.Lit("p"), grammar.Ref("a")), grammar.Seq(grammar.Lit("q"), grammar.Ref("a"))), grammar.Lit("!"), grammar.Ref("a"))},
+		{Name: "a", Body: grammar.Repeat(grammar.Class('x', 'y'), 1, -1)},
 	}}
-	countX := func(p *Prog) int {
+	countX := func(p *grammar.Prog) int {
 		n := 0
 		for _, in := range p.Inst {
-			if in.Op == InstByte && in.Lo == 'x' {
+			if in.Op == grammar.InstByte && in.Lo == 'x' {
 				n++
 			}
 		}
 		return n
 	}
-	p, err := Compile(g)
+	p, err := grammar.Compile(g)
 	require.NoError(t, err)
-	one, err := Compile(&Grammar{Start: "s", Rules: []Rule{{Name: "s", Body: Seq(Ref("a"), Lit("!"))}, g.Rules[1]}})
+	one, err := grammar.Compile(&grammar.Grammar{Start: "s", Rules: []grammar.Rule{{Name: "s", Body: grammar.Seq(grammar.Ref("a"), grammar.Lit("!"))}, g.Rules[1]}})
 	require.NoError(t, err)
 	assert.Equal(t, 2*countX(one), countX(p), "one copy before \"!\", one at the end")
 	accepts := func(s string) bool {

@@ -1,10 +1,12 @@
-package grammar
+package earley
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/reins-go/reins/grammar"
 )
 
 // item is an Earley item: instruction pc of some rule, which that rule's
@@ -27,7 +29,7 @@ type item struct {
 // pops back. A Parser is not safe for concurrent use; many may share one
 // Prog.
 type Parser struct {
-	prog *Prog
+	prog *grammar.Prog
 	// The live sets, base onwards, kept whole: items holds their items,
 	// set after set, and sets[k] is where set base+k starts.
 	items []item
@@ -61,7 +63,7 @@ type Parser struct {
 }
 
 // NewParser returns a parser at the start of p's language.
-func NewParser(p *Prog) *Parser {
+func NewParser(p *grammar.Prog) *Parser {
 	ps := &Parser{prog: p}
 	ps.Reset()
 	return ps
@@ -263,7 +265,7 @@ func (ps *Parser) Push(b byte) bool {
 	ps.begin(uint32(cur + 1))
 	for _, it := range ps.set(cur) {
 		in := &ps.prog.Inst[it.pc]
-		if in.Op == InstByte && in.Lo <= b && b <= in.Hi {
+		if in.Op == grammar.InstByte && in.Lo <= b && b <= in.Hi {
 			ps.add(in.Out, it.origin)
 		}
 	}
@@ -291,15 +293,15 @@ func (ps *Parser) begin(set uint32) {
 func (ps *Parser) add(pc, origin uint32) {
 	for {
 		in := &ps.prog.Inst[pc]
-		if in.Op == InstFail {
+		if in.Op == grammar.InstFail {
 			return
 		}
 		if !ps.seen.Add(uint64(pc)<<32 | uint64(origin)) {
 			return
 		}
-		if in.Op != InstSplit {
+		if in.Op != grammar.InstSplit {
 			it := item{pc: pc, origin: origin}
-			if in.Op == InstCall {
+			if in.Op == grammar.InstCall {
 				it.call = in.Arg + 1
 				ps.calls = append(ps.calls, it)
 			}
@@ -319,13 +321,13 @@ func (ps *Parser) close(from uint32) {
 		it := ps.items[k]
 		in := &ps.prog.Inst[it.pc]
 		switch in.Op {
-		case InstCall:
+		case grammar.InstCall:
 			r := &ps.prog.Rules[in.Arg]
 			ps.add(r.Start, cur)
 			if r.Nullable { // Aycock–Horspool: step over a rule that can be empty
 				ps.add(in.Out, it.origin)
 			}
-		case InstMatch:
+		case grammar.InstMatch:
 			rule := in.Arg
 			if it.origin == cur {
 				continue // an empty completion: callers stepped over it when they predicted
@@ -343,7 +345,7 @@ func (ps *Parser) close(from uint32) {
 func (ps *Parser) CanEnd() bool {
 	for _, it := range ps.set(ps.top()) {
 		in := &ps.prog.Inst[it.pc]
-		if in.Op == InstMatch && it.origin == 0 && int(in.Arg) == ps.prog.Start {
+		if in.Op == grammar.InstMatch && it.origin == 0 && int(in.Arg) == ps.prog.Start {
 			return true
 		}
 	}
@@ -356,11 +358,11 @@ func (ps *Parser) Next() (bytes [4]uint64, token bool) {
 	for _, it := range ps.set(ps.top()) {
 		in := &ps.prog.Inst[it.pc]
 		switch in.Op {
-		case InstByte:
+		case grammar.InstByte:
 			for c := int(in.Lo); c <= int(in.Hi); c++ {
 				bytes[c>>6] |= 1 << (c & 63)
 			}
-		case InstToken:
+		case grammar.InstToken:
 			token = true
 		}
 	}
@@ -408,7 +410,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	if inSet != nil {
 		for _, it := range ps.set(cur) {
 			in := &ps.prog.Inst[it.pc]
-			if in.Op == InstToken && inSet(int(in.Arg)) {
+			if in.Op == grammar.InstToken && inSet(int(in.Arg)) {
 				ps.kernel = append(ps.kernel, item{pc: in.Out, origin: it.origin})
 			}
 		}
@@ -450,7 +452,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 // for at the current step.
 func (ps *Parser) WaitingTokenSets(fn func(set int)) {
 	for _, it := range ps.set(ps.top()) {
-		if in := &ps.prog.Inst[it.pc]; in.Op == InstToken {
+		if in := &ps.prog.Inst[it.pc]; in.Op == grammar.InstToken {
 			fn(int(in.Arg))
 		}
 	}

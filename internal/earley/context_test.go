@@ -1,8 +1,10 @@
-package grammar
+package earley
 
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/reins-go/reins/grammar"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +37,7 @@ func continuations(ps *Parser, alphabet []byte, n int) []bool {
 // same continuations, that keys do not depend on commits and pops along
 // the way, and that recurring states share keys.
 func TestContextKey(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	sentences := []string{
 		`{"a": [1,2, "x\"y"], "bcd":{"e":null}}`,
@@ -101,7 +103,7 @@ func total(sentences []string) int {
 // TestContextTableMax checks that a full table gives new states no key
 // (0), and keeps the keys it holds.
 func TestContextTableMax(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	tab := ContextTable{Max: 3}
 	ps := NewParser(prog)

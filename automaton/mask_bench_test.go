@@ -1,16 +1,17 @@
-package decode_test
+package automaton_test
 
 import (
 	"os"
 	"testing"
 
-	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/internal/shared"
+	"github.com/reins-go/reins/vocab"
 )
 
 // jsonLlama3 returns json.gbnf bound to the Llama-3 vocabulary.
-func jsonLlama3(b *testing.B) (*decode.Vocab, *decode.Automaton) {
-	v, err := decode.LoadVocab(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+func jsonLlama3(b *testing.B) (*vocab.Vocab, *automaton.Automaton) {
+	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -18,12 +19,12 @@ func jsonLlama3(b *testing.B) (*decode.Vocab, *decode.Automaton) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return v, automaton(b, v, string(src))
+	return v, bindGBNF(b, v, string(src))
 }
 
 func BenchmarkMaskJSONLlama3(b *testing.B) {
 	v, a := jsonLlama3(b)
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	for _, pos := range []struct{ name, prefix string }{{"start", ""}, {"between-keys", `{"a": 1, `}, {"in-string", `{"abc`}, {"in-number", `{"a": 12`}} {
 		b.Run(pos.name, func(b *testing.B) {
 			m := a.NewMatcher()
@@ -57,7 +58,7 @@ func BenchmarkWalkJSONLlama3(b *testing.B) {
 		best, bestLen := -1, 0
 		for id := range v.Len() {
 			bs := v.Bytes(id)
-			if v.Kind(id) == decode.KindNormal && len(bs) > bestLen && len(bs) <= len(rest) && string(rest[:len(bs)]) == string(bs) {
+			if v.Kind(id) == vocab.KindNormal && len(bs) > bestLen && len(bs) <= len(rest) && string(rest[:len(bs)]) == string(bs) {
 				best, bestLen = id, len(bs)
 			}
 		}
@@ -65,7 +66,7 @@ func BenchmarkWalkJSONLlama3(b *testing.B) {
 		rest = rest[bestLen:]
 	}
 	m := a.NewMatcher()
-	mask := make([]uint32, decode.MaskWords(v.Len()))
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	walk := func() {
 		m.Reset()
 		for _, tok := range toks {

@@ -1,9 +1,11 @@
-package grammar
+package earley
 
 import (
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/reins-go/reins/grammar"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,18 +15,18 @@ import (
 // own, strings of at most 5 characters as object keys, whitespace
 // bounded, and single-quoted strings without x: calls, bounded
 // repetitions and recursion all at once.
-func jsonishGrammar() *Grammar {
-	ws := Repeat(Class(' ', ' ', '\n', '\n'), 0, 3)
-	str := Seq(Lit(`"`), Repeat(Ref("char"), 0, -1), Lit(`"`))
-	key := Seq(Lit(`"`), Repeat(Ref("char"), 1, 5), Lit(`"`))
-	member := Seq(key, ws, Lit(":"), ws, Ref("value"))
-	return &Grammar{Start: "root", Rules: []Rule{
-		{Name: "root", Body: Seq(ws, Ref("value"), ws)},
-		{Name: "value", Body: Alt(Lit("null"), Repeat(Class('0', '9'), 1, -1), str,
-			Seq(Lit("'"), Repeat(Class(' ', '&', '(', 'w', 'y', 0x10FFFF), 0, -1), Lit("'")), // no x
-			Seq(Lit("{"), ws, Repeat(Seq(member, Repeat(Seq(ws, Lit(","), ws, member), 0, -1)), 0, 1), ws, Lit("}")),
-			Seq(Lit("["), ws, Repeat(Seq(Ref("value"), Repeat(Seq(Lit(","), ws, Ref("value")), 0, -1)), 0, 1), Lit("]")))},
-		{Name: "char", Body: Alt(Class(' ', '!', '#', '[', ']', 0x10FFFF), Seq(Lit(`\`), Class('"', '"', '\\', '\\', 'n', 'n')))},
+func jsonishGrammar() *grammar.Grammar {
+	ws := grammar.Repeat(grammar.Class(' ', ' ', '\n', '\n'), 0, 3)
+	str := grammar.Seq(grammar.Lit(`"`), grammar.Repeat(grammar.Ref("char"), 0, -1), grammar.Lit(`"`))
+	key := grammar.Seq(grammar.Lit(`"`), grammar.Repeat(grammar.Ref("char"), 1, 5), grammar.Lit(`"`))
+	member := grammar.Seq(key, ws, grammar.Lit(":"), ws, grammar.Ref("value"))
+	return &grammar.Grammar{Start: "root", Rules: []grammar.Rule{
+		{Name: "root", Body: grammar.Seq(ws, grammar.Ref("value"), ws)},
+		{Name: "value", Body: grammar.Alt(grammar.Lit("null"), grammar.Repeat(grammar.Class('0', '9'), 1, -1), str,
+			grammar.Seq(grammar.Lit("'"), grammar.Repeat(grammar.Class(' ', '&', '(', 'w', 'y', 0x10FFFF), 0, -1), grammar.Lit("'")), // no x
+			grammar.Seq(grammar.Lit("{"), ws, grammar.Repeat(grammar.Seq(member, grammar.Repeat(grammar.Seq(ws, grammar.Lit(","), ws, member), 0, -1)), 0, 1), ws, grammar.Lit("}")),
+			grammar.Seq(grammar.Lit("["), ws, grammar.Repeat(grammar.Seq(grammar.Ref("value"), grammar.Repeat(grammar.Seq(grammar.Lit(","), ws, grammar.Ref("value")), 0, -1)), 0, 1), grammar.Lit("]")))},
+		{Name: "char", Body: grammar.Alt(grammar.Class(' ', '!', '#', '[', ']', 0x10FFFF), grammar.Seq(grammar.Lit(`\`), grammar.Class('"', '"', '\\', '\\', 'n', 'n')))},
 	}}
 }
 
@@ -34,7 +36,7 @@ func jsonishGrammar() *Grammar {
 // without taint the parser refuses at the same byte, and the parser
 // never accepts a byte the automaton refuses before any taint.
 func TestLocalDFAAgreesWithParser(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	sentences := []string{
 		`{"a": [1,2, "x\"y"], "bcd":{"e":null}}`,
@@ -100,7 +102,7 @@ func plainASCII() [2]uint64 {
 // string, and then any plain text is accepted by the parser; bounded to
 // the room left in a bounded key; false where some plain text is refused.
 func TestAbsorbs(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	plain := plainASCII()
 	tests := []struct {
@@ -173,7 +175,7 @@ func TestAbsorbs(t *testing.T) {
 // many states, asked in random order of one automaton, answer as each
 // does alone in a fresh one.
 func TestAbsorbsRemembers(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	plain := plainASCII()
 	sentences := []string{`{"a": "xyz", "bcd": ["p q", {"e": "héllo"}]}`, `["a b c d e f", 'no ecks', "\n"]`}
@@ -221,7 +223,7 @@ func TestAbsorbsRemembers(t *testing.T) {
 // on a bounded key: after `{"ab` three more characters fit, a fourth is
 // refused.
 func TestAbsorbsOrRefusesLength(t *testing.T) {
-	prog, err := Compile(jsonishGrammar())
+	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
 	plain := plainASCII()
 	ps := NewParser(prog)

@@ -1,7 +1,9 @@
-package grammar
+package earley
 
 import (
 	"slices"
+
+	"github.com/reins-go/reins/grammar"
 )
 
 // Origins of a LocalDFA item that are not another state.
@@ -41,7 +43,7 @@ const dfaRefused = 1
 //
 // A LocalDFA grows as it is used and is not safe for concurrent use.
 type LocalDFA struct {
-	prog   *Prog
+	prog   *grammar.Prog
 	states []dfaState
 	index  map[uint64][]int32 // states by stateHash of their items
 	// scratch for building a state
@@ -59,7 +61,7 @@ type LocalDFA struct {
 }
 
 // NewLocalDFA returns an empty automaton for p.
-func NewLocalDFA(p *Prog) *LocalDFA {
+func NewLocalDFA(p *grammar.Prog) *LocalDFA {
 	return &LocalDFA{prog: p, index: map[uint64][]int32{}}
 }
 
@@ -102,7 +104,7 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 	d.begin()
 	for _, it := range d.states[s].items {
 		in := &d.prog.Inst[it.pc]
-		if in.Op == InstByte && in.Lo <= b && b <= in.Hi {
+		if in.Op == grammar.InstByte && in.Lo <= b && b <= in.Hi {
 			o := it.origin
 			if o == dfaHere {
 				o = s
@@ -159,10 +161,10 @@ func (it dfaItem) key() uint64 { return uint64(it.pc)<<32 | uint64(uint32(it.ori
 func (d *LocalDFA) add(pc uint32, origin int32) {
 	for {
 		in := &d.prog.Inst[pc]
-		if in.Op == InstFail {
+		if in.Op == grammar.InstFail {
 			return
 		}
-		if in.Op != InstSplit {
+		if in.Op != grammar.InstSplit {
 			d.keep(dfaItem{pc, origin})
 			return
 		}
@@ -181,13 +183,13 @@ func (d *LocalDFA) close() {
 		it := d.items[k]
 		in := &d.prog.Inst[it.pc]
 		switch in.Op {
-		case InstCall:
+		case grammar.InstCall:
 			r := &d.prog.Rules[in.Arg]
 			d.add(r.Start, dfaHere)
 			if r.Nullable {
 				d.add(in.Out, it.origin)
 			}
-		case InstMatch:
+		case grammar.InstMatch:
 			switch it.origin {
 			case dfaHere:
 				// an empty completion: callers stepped over it
@@ -197,7 +199,7 @@ func (d *LocalDFA) close() {
 				a := it.origin
 				for _, w := range d.states[a].items {
 					win := &d.prog.Inst[w.pc]
-					if win.Op == InstCall && win.Arg == in.Arg {
+					if win.Op == grammar.InstCall && win.Arg == in.Arg {
 						o := w.origin
 						if o == dfaHere {
 							o = a
@@ -219,7 +221,7 @@ func (d *LocalDFA) intern() int32 {
 	var h uint64
 	n := 0
 	for _, it := range d.items {
-		if op := d.prog.Inst[it.pc].Op; op == InstByte || op == InstCall {
+		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
 			h += mix64(it.key())
 			n++
 		}
@@ -232,7 +234,7 @@ func (d *LocalDFA) intern() int32 {
 	}
 	items := make([]dfaItem, 0, n)
 	for _, it := range d.items {
-		if op := d.prog.Inst[it.pc].Op; op == InstByte || op == InstCall {
+		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
 			items = append(items, it)
 		}
 	}
@@ -429,7 +431,7 @@ func (d *LocalDFA) uniformTo(s int32, lo, hi byte) byte {
 	if st.cuts == nil {
 		var cuts []byte
 		for _, it := range st.items {
-			if in := &d.prog.Inst[it.pc]; in.Op == InstByte {
+			if in := &d.prog.Inst[it.pc]; in.Op == grammar.InstByte {
 				cuts = append(cuts, in.Lo)
 				if in.Hi < 0xFF {
 					cuts = append(cuts, in.Hi+1)

@@ -1,0 +1,177 @@
+package automaton
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
+	"github.com/reins-go/reins/vocab"
+)
+
+// MaskWords returns how many uint32 words a mask over n logits takes.
+func MaskWords(n int) int { return (n + 31) / 32 }
+
+// Automaton is a grammar bound to a vocabulary: the compiled grammar,
+// the vocabulary's token trie, and the grammar's token terminals
+// resolved to token ids. It is immutable and safe for concurrent use;
+// NewMatcher gives each sequence its own state.
+type Automaton struct {
+	prog      *grammar.Prog
+	vocab     *vocab.Vocab
+	trie      *Trie
+	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
+	eogMask   []uint32
+
+	// masks caches, per parser state signature, the tokens accepted
+	// whatever lies below the state, and the few whose fate depends on
+	// it (XGrammar's context-independent and context-dependent tokens).
+	mu    sync.RWMutex
+	masks map[string]*stateMask
+	// tokenCosts prices the ways to finish in tokens, built on first use
+	// (see budget.go).
+	costsOnce  sync.Once
+	tokenCosts *earley.Costs
+	// build serialises the computing of new state masks, which grows dfa.
+	build sync.Mutex
+	dfa   *earley.LocalDFA
+	// contexts keys whole parse states (at most maxContexts); cdDone
+	// caches, under mu, the context-dependent tokens a whole state allows
+	// (a state recurs at every character of a string, say), up to
+	// cdCacheMax tokens.
+	contexts earley.ContextTable
+	cdDone   map[uint32][]int32
+	cdTokens int
+}
+
+// cdCacheMax bounds how many token ids an Automaton keeps in its cache
+// of context-dependent results, and maxContexts how many whole states it
+// keys: past either, context-dependent tokens are walked every time, so
+// a long-lived automaton's memory stays bounded.
+const (
+	cdCacheMax  = 1 << 24
+	maxContexts = 1 << 20
+)
+
+// stateMask is what a parser state allows, as far as it can be known
+// from the state alone.
+type stateMask struct {
+	acc []uint32  // accepted in any context
+	cd  *subtrees // to check against the actual context
+}
+
+// stateMask returns the cached masks of the matcher's current state,
+// computing them on first use.
+func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []uint32) {
+	sigBuf = p.Signature(sigBuf[:0])
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sigBuf))), 4*len(sigBuf))
+	a.mu.RLock()
+	e := a.masks[key]
+	a.mu.RUnlock()
+	if e != nil {
+		return e, sigBuf
+	}
+	a.build.Lock()
+	defer a.build.Unlock()
+	a.mu.RLock()
+	e = a.masks[key]
+	a.mu.RUnlock()
+	if e != nil { // computed while this goroutine waited
+		return e, sigBuf
+	}
+	e = &stateMask{acc: make([]uint32, MaskWords(a.vocab.Len()))}
+	var cd []int32
+	s0 := a.dfa.Start(p)
+	walk := a.trie
+	refused := 0 // a length of plain text that s0 refuses some of; 0 unknown
+	for _, sl := range walk.slices {
+		if refused > 0 && (sl.maxChars < 0 || sl.maxChars >= refused) {
+			continue // cannot absorb: no need to look
+		}
+		ok, r := a.dfa.AbsorbsOrRefuses(s0, plainASCII, sl.maxChars)
+		if ok {
+			copy(e.acc, sl.bits)
+			walk = sl.rest
+			break
+		}
+		if r > 0 {
+			refused = r
+		}
+	}
+	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(node int32) { cd = append(cd, node) })
+	if len(cd) > 0 {
+		e.cd = &subtrees{t: walk, roots: cd}
+	}
+	a.mu.Lock()
+	if a.masks == nil {
+		a.masks = map[string]*stateMask{}
+	}
+	a.masks[strings.Clone(key)] = e
+	a.mu.Unlock()
+	return e, sigBuf
+}
+
+// CachedStates returns how many parser states have cached masks.
+func (a *Automaton) CachedStates() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return len(a.masks)
+}
+
+// NewAutomaton binds prog to vocabulary v, whose trie is t (shared by
+// every grammar on v; build it once with NewTrie). A token terminal
+// that names no token of v is an error.
+func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
+	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog)}
+	a.contexts.Max = maxContexts
+	for _, id := range v.EOG() {
+		a.eogMask[id/32] |= 1 << (id % 32)
+	}
+	for _, ts := range prog.TokenSets {
+		set := make([]uint32, MaskWords(v.Len()))
+		for _, ref := range ts.Tokens {
+			id := ref.ID
+			if ref.Text != "" {
+				id = -1
+				for t := range v.Len() {
+					if v.Piece(t) == ref.Text {
+						id = t
+						break
+					}
+				}
+				if id < 0 {
+					return nil, fmt.Errorf("token %s: no such token in the vocabulary", ref.Text)
+				}
+			}
+			if id < 0 || id >= v.Len() {
+				return nil, fmt.Errorf("token %s: id outside the vocabulary of %d", ref, v.Len())
+			}
+			set[id/32] |= 1 << (id % 32)
+		}
+		if ts.Negated {
+			for i := range set {
+				set[i] = ^set[i] &^ a.eogMask[i]
+			}
+			if tail := v.Len() % 32; tail != 0 {
+				set[len(set)-1] &= 1<<tail - 1
+			}
+		}
+		a.tokenSets = append(a.tokenSets, set)
+	}
+	return a, nil
+}
+
+// Vocab returns the vocabulary the automaton is bound to.
+func (a *Automaton) Vocab() *vocab.Vocab { return a.vocab }
+
+// NewMatcher returns a matcher at the start of the grammar.
+func (a *Automaton) NewMatcher() *Matcher {
+	m := &Matcher{a: a, p: earley.NewParser(a.prog)}
+	m.allow = func(tok int32) {
+		m.mask[tok/32] |= 1 << (tok % 32)
+		m.allowed = append(m.allowed, tok)
+	}
+	return m
+}

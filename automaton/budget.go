@@ -1,0 +1,116 @@
+package automaton
+
+import (
+	"math/bits"
+
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
+)
+
+// Generation under a token budget: a matcher knows a number of tokens
+// that is enough to finish its output (TokensToEnd), and can restrict a
+// mask to the tokens that still leave room to finish (FillMaskWithin).
+// The count is the length of a real way to finish: a shortest path
+// through the grammar where a byte costs one token (every byte value is
+// a token of the vocabularies reins loads; a byte class no single-byte
+// token spells is not a way), and where the grammar runs straight
+// through byte instructions, literal or classes ("name": or [0-9]{4}),
+// one token that spells several of them costs one. It is the true
+// fewest but where the shortest way crosses a branch or a rule's end
+// inside one token, never less than a way that exists.
+
+// maxSpell bounds the run of byte instructions a token may cross in one
+// step when pricing, and spellBudget the trie nodes a pricing walk from
+// one instruction visits: longer tokens are rare, and a run of wide
+// classes would otherwise walk much of the trie from every instruction.
+const (
+	maxSpell    = 32
+	spellBudget = 512
+)
+
+// costs returns the automaton's token prices, building them once.
+func (a *Automaton) costs() *earley.Costs {
+	a.costsOnce.Do(func() {
+		a.tokenCosts = tokenCosts(a.prog, a.trie)
+	})
+	return a.tokenCosts
+}
+
+// tokenCosts prices prog in tokens of t's vocabulary.
+func tokenCosts(prog *grammar.Prog, t *Trie) *earley.Costs {
+	var single [4]uint64 // bytes that are a token by themselves
+	t.spellSingles(func(b byte) { single[b>>6] |= 1 << (b & 63) })
+	byteCost := func(pc int) int32 {
+		in := prog.Inst[pc]
+		for c := int(in.Lo); c <= int(in.Hi); c++ {
+			if single[c>>6]&(1<<(c&63)) != 0 {
+				return 1
+			}
+		}
+		return earley.NoCost
+	}
+	var shortcuts []earley.Edge
+	var run []grammar.Inst
+	var ends []uint32 // ends[i]: the instruction after run[i]
+	for pc, in := range prog.Inst {
+		if in.Op != grammar.InstByte {
+			continue
+		}
+		run, ends = run[:0], ends[:0]
+		for at := uint32(pc); len(run) < maxSpell && prog.Inst[at].Op == grammar.InstByte; at = prog.Inst[at].Out {
+			run = append(run, prog.Inst[at])
+			ends = append(ends, prog.Inst[at].Out)
+		}
+		if len(run) < 2 {
+			continue
+		}
+		t.spellRanges(run, spellBudget, func(l int) {
+			shortcuts = append(shortcuts, earley.Edge{From: uint32(pc), To: ends[l-1], Cost: 1})
+		})
+	}
+	return earley.NewCosts(prog, byteCost, shortcuts)
+}
+
+// TokensToEnd returns a number of tokens that is enough to finish the
+// output from here: 0 when it may end now (or has ended), and a large
+// number (earley.NoCost) when no way to finish is known.
+func (m *Matcher) TokensToEnd() int {
+	if m.ended {
+		return 0
+	}
+	m.memo.Mark(m.p.Len())
+	return int(m.p.CostToEnd(m.a.costs(), &m.memo))
+}
+
+// FillMaskWithin is FillMask keeping only the tokens after which the
+// output can still finish (by TokensToEnd) in budget-1 more tokens.
+// It checks every allowed token, so it costs about a walk of the whole
+// mask: use it when the budget is close.
+func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
+	if err := m.FillMask(mask); err != nil || m.ended {
+		return err
+	}
+	costs := m.a.costs()
+	m.memo.Mark(m.p.Len() + 1) // the walk only pushes above the current step
+	v := m.a.vocab
+	at := m.p.Len()
+	for w, word := range mask[:MaskWords(v.Len())] {
+		for word != 0 {
+			t := w*32 + bits.TrailingZeros32(word)
+			word &= word - 1
+			if v.IsEOG(t) {
+				continue // allowed only where the output may end
+			}
+			m.tok = t
+			ok := m.p.AdvanceToken(m.text(t), m.inSet)
+			if ok {
+				ok = int(m.p.CostToEnd(costs, &m.memo)) <= budget-1
+				m.p.Truncate(at)
+			}
+			if !ok {
+				mask[w] &^= 1 << (t % 32)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package automaton_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/internal/fixture"
+)
+
+// fewestTokens finds, by breadth-first search over the tokens each mask
+// allows, the fewest tokens after which m's output may end (-1 beyond
+// limit). States are told apart by the text so far, which is enough for
+// the unambiguous grammars it is used on.
+func fewestTokens(t *testing.T, a *automaton.Automaton, m *automaton.Matcher, limit int) int {
+	t.Helper()
+	v := a.Vocab()
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	type state struct {
+		m    *automaton.Matcher
+		text string
+	}
+	level := []state{{m.Clone(), ""}}
+	for depth := 0; depth <= limit; depth++ {
+		seen := map[string]bool{}
+		var next []state
+		for _, s := range level {
+			if s.m.CanEnd() {
+				return depth
+			}
+			require.NoError(t, s.m.FillMask(mask))
+			for tok := range v.Len() {
+				if mask[tok/32]&(1<<(tok%32)) == 0 || v.IsEOG(tok) {
+					continue
+				}
+				text := s.text + string(v.Bytes(tok))
+				if seen[text] {
+					continue
+				}
+				seen[text] = true
+				c := s.m.Clone()
+				require.NoError(t, c.Advance(tok))
+				next = append(next, state{c, text})
+			}
+		}
+		level = next
+	}
+	return -1
+}
+
+// TestTokensToEndIsFewest compares TokensToEnd with a search for the
+// fewest tokens on grammars that run straight through their bytes
+// (literals, classes, counted repetitions), where it is exact, along the
+// way through a valid output.
+func TestTokensToEndIsFewest(t *testing.T) {
+	v := fixture.New().Vocab()
+	for _, tt := range []struct{ src, walk string }{
+		{`root ::= "the cat sat on the mat"`, "the cat sat on the mat"},
+		{`root ::= [0-9]{3} "x"`, "123x"},
+		{`root ::= "{\"name\":\"" [a-z]{2,3} "\"}"`, `{"name":"then"}`[:11] + `"}`},
+		{`root ::= "in the " ("sun" | "river") "."`, "in the river."},
+		{`root ::= "he" [a-z] "er"`, "heter"},
+	} {
+		a := bindGBNF(t, v, tt.src)
+		m := a.NewMatcher()
+		toks, err := fixture.New().NewBackend().Tokenize(tt.walk, false)
+		require.NoError(t, err)
+		for i := 0; ; i++ {
+			want := fewestTokens(t, a, m, 30)
+			assert.Equal(t, want, m.TokensToEnd(), "%s after %d tokens", tt.src, i)
+			if i == len(toks) {
+				break
+			}
+			require.NoError(t, m.Advance(toks[i]), "%s token %d", tt.src, i)
+		}
+	}
+}
+
+// TestFillMaskWithin checks, along random walks, that FillMaskWithin
+// keeps exactly the allowed tokens after which TokensToEnd fits in the
+// budget left, and that it keeps some whenever TokensToEnd fits now.
+func TestFillMaskWithin(t *testing.T) {
+	v := fixture.New().Vocab()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, src := range []string{fixture.Arithmetic, `root ::= "[" ( root ("," root)* )? "]"`, `root ::= "{\"a\": " ("true" | "[" [0-9]{1,3} "]") ", \"b\": \"" [a-z]* "\"}"`} {
+		a := bindGBNF(t, v, src)
+		plain := make([]uint32, automaton.MaskWords(v.Len()))
+		within := make([]uint32, len(plain))
+		for range 30 {
+			m := a.NewMatcher()
+			for step := 0; step < 25; step++ {
+				require.NoError(t, m.FillMask(plain))
+				need := m.TokensToEnd()
+				for budget := max(1, need-1); budget <= need+3; budget++ {
+					require.NoError(t, m.FillMaskWithin(within, budget))
+					kept := 0
+					for tok := range v.Len() {
+						in := within[tok/32]&(1<<(tok%32)) != 0
+						if plain[tok/32]&(1<<(tok%32)) == 0 {
+							require.False(t, in, "token %d is not even allowed", tok)
+							continue
+						}
+						if v.IsEOG(tok) {
+							require.True(t, in, "end-of-generation stays where the output may end")
+							continue
+						}
+						c := m.Clone()
+						require.NoError(t, c.Advance(tok))
+						assert.Equal(t, c.TokensToEnd() <= budget-1, in, "%s: token %q at budget %d", src, v.Bytes(tok), budget)
+						if in {
+							kept++
+						}
+					}
+					if need <= budget && need > 0 {
+						assert.Positive(t, kept, "%s: the budget %d fits the %d needed, so a token must fit", src, budget, need)
+					}
+				}
+				// Advance by a random allowed token.
+				var allowed []int
+				for tok := range v.Len() {
+					if plain[tok/32]&(1<<(tok%32)) != 0 && !v.IsEOG(tok) {
+						allowed = append(allowed, tok)
+					}
+				}
+				if len(allowed) == 0 {
+					break
+				}
+				require.NoError(t, m.Advance(allowed[rng.IntN(len(allowed))]))
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package reins
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+
+	"github.com/reins-go/reins/decode"
+)
+
+// Option is one option of a choice, with its probability.
+type Option struct {
+	Text string `json:"text"`
+	// Logprob is the log-probability, under the model, of the option's
+	// tokens (and of ChooseOptions.Then's) after the prompt.
+	Logprob float64 `json:"logprob"`
+	// Prob is the option's probability among the options: e^Logprob
+	// normalised over them, so the options' Probs sum to 1.
+	Prob float64 `json:"prob"`
+	// Tokens are the option's tokens (then Then's), each with its
+	// log-probability.
+	Tokens []Token `json:"tokens"`
+}
+
+// Selection is what Choose returns: the chosen option and every option
+// with its probability, in the order given.
+type Selection struct {
+	Choice  string   `json:"choice"`
+	Index   int      `json:"index"`
+	Options []Option `json:"options"`
+}
+
+// ChooseOptions configures Choose. The zero value picks the most
+// probable option.
+type ChooseOptions struct {
+	// Temperature 0 picks the most probable option; above 0 samples an
+	// option with probability proportional to Prob^(1/Temperature),
+	// seeded by Seed.
+	Temperature float64
+	Seed        uint64
+	// Then is text that follows every option and is scored with it (a
+	// newline, a closing quote): an option whose own text is a prefix of
+	// a likelier continuation is then not favoured by stopping early.
+	Then string
+	// TopLogprobs is how many alternatives each option token reports.
+	TopLogprobs int
+}
+
+// Choose scores every option as a continuation of prompt and returns
+// them all with their probabilities, and the chosen one. The scores are
+// exact: each option is scored in full in the prompt's context, token by
+// token, byte for byte (see decode.Continuation); options that share a
+// prefix share its evaluation.
+func (m *Model) Choose(ctx context.Context, prompt string, options []string, opts ChooseOptions) (*Selection, error) {
+	if err := checkOptions(options); err != nil {
+		return nil, err
+	}
+	scored, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs)
+	if err != nil {
+		return nil, err
+	}
+	i, err := pick(scored, opts.Temperature, opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return &Selection{Choice: options[i], Index: i, Options: scored}, nil
+}
+
+// chooseN is Generate under a Choice: n picks among the scored options.
+func (m *Model) chooseN(ctx context.Context, prompt string, options []string, n int, opts Options) ([]*Completion, error) {
+	scored, err := m.scoreOptions(ctx, prompt, options, "", opts.TopLogprobs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Completion, n)
+	for k := range out {
+		i, err := pick(scored, opts.Temperature, opts.Seed+uint64(k))
+		if err != nil {
+			return nil, err
+		}
+		out[k] = &Completion{
+			Completion: decode.Completion{Text: options[i], Tokens: scored[i].Tokens, FinishReason: decode.FinishStop},
+			Options:    scored,
+		}
+	}
+	return out, nil
+}
+
+// scoreOptions scores each option (followed by then) after prompt and
+// normalises their probabilities.
+func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
+	l, err := m.lease(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	type job struct {
+		i      int
+		prefix []int
+		toks   []int
+	}
+	jobs := make([]job, len(options))
+	for i, o := range options {
+		prefix, toks, err := decode.Continuation(l, prompt, o+then)
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = job{i, prefix, toks}
+	}
+	// In token order, each option evaluates only what it does not share
+	// with the one before (the backend keeps the common prefix).
+	slices.SortFunc(jobs, func(a, b job) int { return cmp.Or(slices.Compare(a.prefix, b.prefix), slices.Compare(a.toks, b.toks)) })
+	out := make([]Option, len(options))
+	for _, j := range jobs {
+		res, err := decode.ScoreTokens(ctx, l, j.prefix, j.toks, topN)
+		if err != nil {
+			return nil, err
+		}
+		out[j.i] = Option{Text: options[j.i], Logprob: res.Sum, Tokens: res.Tokens}
+	}
+	z := math.Inf(-1)
+	for _, o := range out {
+		z = logAddExp(z, o.Logprob)
+	}
+	for i := range out {
+		out[i].Prob = math.Exp(out[i].Logprob - z)
+	}
+	return out, nil
+}
+
+func logAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(a, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
+
+// pick chooses an option: the most probable at temperature 0, else a
+// draw from the options' distribution tempered by temperature.
+func pick(options []Option, temperature float64, seed uint64) (int, error) {
+	s, err := decode.NewSampler(decode.SamplingOptions{Temperature: temperature, Seed: seed})
+	if err != nil {
+		return 0, err
+	}
+	lp := make([]float32, len(options))
+	for i, o := range options {
+		lp[i] = float32(math.Log(o.Prob))
+	}
+	return s.Sample(lp)
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/reins-go/reins"
+)
+
+// chooseJSON is choose's --json output.
+type chooseJSON struct {
+	Choice  string         `json:"choice"`
+	Options []chosenOption `json:"options"`
+}
+
+type chosenOption struct {
+	Text    string  `json:"text"`
+	Logprob float64 `json:"logprob"`
+	Prob    float64 `json:"prob"`
+}
+
+func cmdChoose(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("choose", flag.ContinueOnError)
+	var mf modelFlags
+	mf.register(fs)
+	var options listFlag
+	fs.Var(&options, "option", "an option (repeat for each; at least one)")
+	then := fs.String("then", "", "text that follows every option and is scored with it")
+	temp := fs.Float64("temperature", 0, "0 picks the most probable option; above 0 samples one")
+	seed := fs.Uint64("seed", 0, "random seed for --temperature")
+	asJSON := fs.Bool("json", false, `print {"choice": ..., "options": [{"text", "logprob", "prob"}]}`)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: reins choose [flags] --option A --option B ... PROMPT\nEvery option is scored in full after PROMPT; the table lists them most probable first, the chosen one marked *.")
+		fs.PrintDefaults()
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("choose takes one PROMPT argument, got %d (quote the prompt)", len(pos))
+	}
+	if len(options) == 0 {
+		return usagef("choose needs options: --option A --option B ...")
+	}
+	m, err := mf.load(1)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	sel, err := m.Choose(ctx, pos[0], options, reins.ChooseOptions{Temperature: *temp, Seed: *seed, Then: *then})
+	if err != nil {
+		return err
+	}
+	order := make([]int, len(sel.Options))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sel.Options[b].Prob, sel.Options[a].Prob) })
+	if *asJSON {
+		out := chooseJSON{Choice: sel.Choice}
+		for _, i := range order {
+			o := sel.Options[i]
+			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob})
+		}
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "\toption\tprob\tlogprob\ttokens")
+	for _, i := range order {
+		o := sel.Options[i]
+		mark := ""
+		if i == sel.Index {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.4f\t%.4f\t%d\n", mark, strconv.Quote(o.Text), o.Prob, o.Logprob, len(o.Tokens))
+	}
+	return w.Flush()
+}

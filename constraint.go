@@ -1,0 +1,384 @@
+package reins
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/grammar/jsonschema"
+	"github.com/reins-go/reins/grammar/regex"
+	"github.com/reins-go/reins/internal/earley"
+	"github.com/reins-go/reins/vocab"
+)
+
+// MaxSourceBytes bounds a grammar or schema file that GrammarFile and
+// JSONSchemaFile read, and a document a schema's $ref loads.
+const MaxSourceBytes = 16 << 20
+
+// Constraint is a language that outputs must belong to: a regular
+// expression, a GBNF grammar, a JSON Schema or a list of options. It is
+// compiled once when made, bound to each model's vocabulary on first use
+// (and cached), and safe to share across goroutines and models.
+type Constraint struct {
+	desc     string // what it is, for messages
+	prog     *grammar.Prog
+	json     *jsonschema.Validator // JSON constraints: outputs are parsed and validated
+	relaxed  []string              // keywords the JSON grammar does not enforce
+	options  []string              // a Choice's options
+	warnings []string
+
+	mu    sync.Mutex
+	bound map[*vocab.Vocab]*automaton.Automaton
+}
+
+// Warnings are what compiling the constraint noticed but did not refuse
+// (a GBNF rule that matches nothing, say).
+func (c *Constraint) Warnings() []string { return c.warnings }
+
+// String says what the constraint is.
+func (c *Constraint) String() string { return c.desc }
+
+// Regex returns the constraint that the whole output matches expr (Go's
+// regexp syntax, implicitly anchored at both ends). An error is a
+// *grammar.Error with the position in expr.
+func Regex(expr string) (*Constraint, error) {
+	if expr == "" {
+		return nil, errors.New("reins: empty regular expression (for the empty output, write ^$)")
+	}
+	g, err := regex.Parse(expr)
+	if err != nil {
+		return nil, err
+	}
+	return compile(fmt.Sprintf("regex %q", expr), g)
+}
+
+// Grammar returns the constraint of a GBNF grammar (llama.cpp's syntax;
+// the start rule is root). An error is a *grammar.Error with its
+// line:column.
+func Grammar(gbnfSource string) (*Constraint, error) {
+	return parseGrammar("grammar", gbnfSource)
+}
+
+// GrammarFile reads a GBNF grammar from path (at most MaxSourceBytes);
+// errors name the file.
+func GrammarFile(path string) (*Constraint, error) {
+	src, err := readSource(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseGrammar(path, string(src))
+}
+
+func parseGrammar(name, src string) (*Constraint, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, fmt.Errorf("reins: %s: empty grammar", name)
+	}
+	g, err := gbnf.Parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	return compile("grammar "+name, g)
+}
+
+// Choice returns the constraint that the output is one of options,
+// byte for byte. Generate under a Choice scores every option in full
+// and picks among them (see Model.Choose), rather than going token by
+// token.
+func Choice(options ...string) (*Constraint, error) {
+	if err := checkOptions(options); err != nil {
+		return nil, err
+	}
+	c, err := compile(fmt.Sprintf("choice of %d options", len(options)), grammar.Choice(options...))
+	if err != nil {
+		return nil, err
+	}
+	c.options = append([]string(nil), options...)
+	return c, nil
+}
+
+// checkOptions refuses an empty list, an empty option and duplicates.
+func checkOptions(options []string) error {
+	if len(options) == 0 {
+		return errors.New("reins: no options to choose from")
+	}
+	seen := make(map[string]int, len(options))
+	for i, o := range options {
+		if o == "" {
+			return fmt.Errorf("reins: option %d is empty", i)
+		}
+		if j, dup := seen[o]; dup {
+			return fmt.Errorf("reins: option %d %q repeats option %d", i, o, j)
+		}
+		seen[o] = i
+	}
+	return nil
+}
+
+// JSONOptions configures JSON constraints. The zero value (or nil) is
+// what generation wants: compact output, every open-ended part bounded
+// so that an output ends by itself.
+type JSONOptions struct {
+	// Indent, when not "", lays the output out exactly as Go's
+	// json.MarshalIndent(v, "", Indent) does; spaces and tabs only.
+	Indent string
+	// Whitespace allows up to this many whitespace characters between
+	// JSON tokens; 0 allows none (compact).
+	Whitespace int
+	// Unbounded leaves what the schema leaves open unbounded (strings
+	// without maxLength, arrays without maxItems, ...), for checking;
+	// a generation may then run until its budget. See jsonschema.Options.
+	Unbounded bool
+	// Relax lists keywords to compile as if absent where reins would
+	// refuse them (uniqueItems, contains, not, if, multipleOf,
+	// minProperties, maxProperties). Outputs are still validated, and
+	// one that breaks a relaxed keyword is an *InvalidOutputError.
+	Relax []string
+	// Loader loads the documents $refs outside the schema name; without
+	// one such a $ref is an error. JSONSchemaFile sets one that reads
+	// files beside the schema file.
+	Loader jsonschema.Loader
+	// BaseURI is where the schema was read from, for relative $refs.
+	BaseURI string
+}
+
+func (o *JSONOptions) compileOptions() jsonschema.Options {
+	if o == nil {
+		o = &JSONOptions{}
+	}
+	opts := jsonschema.Options{Indent: o.Indent, MaxWhitespace: o.Whitespace, Bounded: !o.Unbounded,
+		Relax: o.Relax, Loader: o.Loader, BaseURI: o.BaseURI}
+	if o.Indent == "" && o.Whitespace <= 0 {
+		opts.Compact, opts.MaxWhitespace = true, 0
+	}
+	return opts
+}
+
+// JSON returns the constraint of any JSON value (JSON mode), with
+// default options.
+func JSON() *Constraint {
+	c, err := JSONSchema([]byte(`{}`), nil)
+	if err != nil {
+		panic("reins: the empty schema must compile: " + err.Error())
+	}
+	return c
+}
+
+// JSONSchema returns the constraint that the output is a JSON value
+// valid against schema (drafts 4 to 2020-12; see grammar/jsonschema for
+// what compiles). Every output is parsed and validated; Completion.Value
+// holds it. opts may be nil. A keyword reins cannot compile exactly is
+// an error (a *jsonschema.Error with its JSON pointer), never ignored.
+func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
+	o := opts.compileOptions()
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return nil, errors.New("reins: empty JSON schema (for any JSON value, use JSON() or {})")
+	}
+	g, err := jsonschema.Compile(schema, o)
+	if err != nil {
+		return nil, err
+	}
+	v, err := jsonschema.NewValidator(schema, o)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compile("JSON schema", g)
+	if err != nil {
+		return nil, err
+	}
+	c.json, c.relaxed = v, o.Relax
+	return c, nil
+}
+
+// JSONSchemaFile reads a JSON Schema from path (at most MaxSourceBytes).
+// A $ref to another file loads it only from path's folder or below (a
+// regular file of at most MaxSourceBytes), unless opts sets a Loader.
+func JSONSchemaFile(path string, opts *JSONOptions) (*Constraint, error) {
+	src, err := readSource(path)
+	if err != nil {
+		return nil, err
+	}
+	o := JSONOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if o.BaseURI == "" {
+		o.BaseURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	}
+	if o.Loader == nil {
+		o.Loader = dirLoaderTODO(filepath.Dir(abs))
+	}
+	c, err := JSONSchema(src, &o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.desc = "JSON schema " + path
+	return c, nil
+}
+
+// readSource reads a grammar or schema file the caller named: a regular
+// file of at most MaxSourceBytes.
+func readSource(path string) ([]byte, error) {
+	if path == "" {
+		return nil, errors.New("reins: empty file name")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > MaxSourceBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxSourceBytes)
+	}
+	return src, nil
+}
+
+func compile(desc string, g *grammar.Grammar) (*Constraint, error) {
+	p, err := grammar.Compile(g)
+	if err != nil {
+		return nil, err
+	}
+	return &Constraint{desc: desc, prog: p, warnings: g.Warnings}, nil
+}
+
+// automaton returns c bound to model m's vocabulary, binding it on
+// first use.
+func (c *Constraint) automaton(m *Model) (*automaton.Automaton, error) {
+	return c.Bind(m.Vocab(), m.tokenTrie())
+}
+
+// Bind returns the constraint bound to vocabulary v, whose token trie is
+// t (automaton.NewTrie(v), built once per vocabulary): the token-level
+// automaton for a generation loop of one's own. It is cached per
+// vocabulary.
+func (c *Constraint) Bind(v *vocab.Vocab, t *automaton.Trie) (*automaton.Automaton, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.bound[v]; ok {
+		return a, nil
+	}
+	a, err := automaton.New(c.prog, v, t)
+	if err != nil {
+		return nil, fmt.Errorf("reins: %s: %w", c.desc, err)
+	}
+	if c.bound == nil {
+		c.bound = map[*vocab.Vocab]*automaton.Automaton{}
+	}
+	c.bound[v] = a
+	return a, nil
+}
+
+// Match reports whether text is in the language: nil, or a
+// *RejectError saying where it leaves it. For a JSON constraint the text
+// must also be valid against the schema (else an *InvalidOutputError).
+func (c *Constraint) Match(text []byte) error {
+	return c.Check(bytes.NewReader(text))
+}
+
+// MaxValidateBytes bounds the text Check keeps to validate against a
+// JSON schema; a longer one is judged by the grammar alone, which is
+// exact for every schema that compiles without JSONOptions.Relax.
+const MaxValidateBytes = 64 << 20
+
+// Check reads text from r and reports whether it is in the language, as
+// Match does. Its memory is bounded by the parse's live state (and, for
+// a JSON schema, the text up to MaxValidateBytes), not by the text's
+// length.
+func (c *Constraint) Check(r io.Reader) error {
+	p := earley.NewParser(c.prog)
+	br := bufio.NewReaderSize(r, 64<<10)
+	var kept []byte // the text, for the JSON validator
+	keep := c.json != nil
+	pos := textPos{line: 1, col: 1}
+	for {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if !p.Push(b) {
+			return &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, Byte: b, Expected: p.Expected()}
+		}
+		p.Commit()
+		pos.advance(b)
+		if keep {
+			if kept = append(kept, b); len(kept) > MaxValidateBytes {
+				keep, kept = false, nil
+			}
+		}
+	}
+	if !p.CanEnd() {
+		return &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, EOF: true, Expected: p.Expected()}
+	}
+	if keep {
+		if err := c.json.Validate(kept); err != nil {
+			return &InvalidOutputError{Constraint: c.desc, Relaxed: c.relaxed, Err: err}
+		}
+	}
+	return nil
+}
+
+// textPos is a position in a text: byte offset, line and column (in
+// characters, both from 1).
+type textPos struct{ offset, line, col int }
+
+func (p *textPos) advance(b byte) {
+	p.offset++
+	switch {
+	case b == '\n':
+		p.line, p.col = p.line+1, 1
+	case b < 0x80 || b >= 0xC0: // not a UTF-8 continuation byte
+		p.col++
+	}
+}
+
+// RejectError is a text that leaves a constraint's language.
+type RejectError struct {
+	Offset    int    // byte offset of the refused byte, or the text's length
+	Line, Col int    // line and column (in characters) of Offset, from 1
+	Byte      byte   // the refused byte (when !EOF)
+	EOF       bool   // the text ended too early
+	Expected  string // what the constraint allowed there
+}
+
+func (e *RejectError) Error() string {
+	if e.EOF {
+		return fmt.Sprintf("rejected at byte %d (line %d, column %d): the text ends too early; expected %s", e.Offset, e.Line, e.Col, e.Expected)
+	}
+	return fmt.Sprintf("rejected at byte %d (line %d, column %d): %s is not allowed; expected %s", e.Offset, e.Line, e.Col, quoteByte(e.Byte), e.Expected)
+}
+
+// quoteByte shows a byte as a character when it is printable ASCII and
+// as \xNN otherwise.
+func quoteByte(b byte) string {
+	if b >= 0x20 && b < 0x7f {
+		return fmt.Sprintf("%q", rune(b))
+	}
+	return fmt.Sprintf(`'\x%02x'`, b)
+}

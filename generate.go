@@ -1,0 +1,277 @@
+package reins
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/reins-go/reins/decode"
+)
+
+// Token is one generated or scored token: its id, exact bytes,
+// log-probability and top alternatives, in the shape of an entry of
+// OpenAI's logprobs.content[], and under a constraint the same for the
+// constrained distribution.
+type Token = decode.Token
+
+// Options configures a generation. The zero value generates up to
+// DefaultMaxTokens tokens greedily, with no constraint.
+type Options struct {
+	// Constraint, when set, keeps the output in its language: a complete
+	// output comes back, or an error (*UnfinishedError when the budget,
+	// the context or a cancellation cut it first).
+	Constraint *Constraint
+	// MaxTokens caps the generated tokens; 0 means DefaultMaxTokens.
+	// Under a constraint, the tokens near the end of the budget are
+	// chosen so that the output can still finish within it.
+	MaxTokens int
+	// Temperature 0 is greedy; above 0 samples. TopK, TopP and MinP
+	// filter the tokens sampled from (0: off); Seed seeds the sampler
+	// (the same seed gives the same output).
+	Temperature float64
+	TopK        int
+	TopP        float64
+	MinP        float64
+	Seed        uint64
+	// Sampler, when set, replaces the built-in sampler: it sees the
+	// whole (constrained) log-probability vector.
+	Sampler decode.Sampler
+	// Stop ends the output at the first of these strings (not
+	// included), which may straddle tokens.
+	Stop []string
+	// TopLogprobs is how many alternatives each token reports (any
+	// number up to the vocabulary size).
+	TopLogprobs int
+}
+
+// DefaultMaxTokens is the token budget when Options.MaxTokens is 0.
+const DefaultMaxTokens = decode.DefaultMaxTokens
+
+// Completion is one generated output.
+type Completion struct {
+	decode.Completion
+	// Value is the parsed output under a JSON constraint (numbers as
+	// json.Number).
+	Value any `json:"value,omitempty"`
+	// Options is, under a Choice constraint, every option with its
+	// probability, in the order given.
+	Options []Option `json:"options,omitempty"`
+}
+
+// Generate generates one output after prompt.
+func (m *Model) Generate(ctx context.Context, prompt string, opts Options) (*Completion, error) {
+	cs, err := m.GenerateN(ctx, prompt, 1, opts)
+	if len(cs) == 1 {
+		return cs[0], err
+	}
+	return nil, err
+}
+
+// GenerateN generates n outputs after prompt, output i sampled with
+// seed opts.Seed+i. The prompt is evaluated once; branches run together
+// as far as the backend has free sequences, in groups beyond. The
+// outputs come back with the error, also when it is an *UnfinishedError
+// (one per unfinished output, joined; Branch says which).
+func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Options) ([]*Completion, error) {
+	if n < 1 {
+		return nil, &OptionError{Field: "n", Value: fmt.Sprint(n), Want: "want at least 1 output"}
+	}
+	if c := opts.Constraint; c != nil && c.options != nil {
+		return m.chooseN(ctx, prompt, c.options, n, opts)
+	}
+	dopts, err := m.decodeOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Completion
+	var errs []error
+	for len(out) < n {
+		l, err := m.lease(ctx, n-len(out))
+		if err != nil {
+			return out, err
+		}
+		o := dopts
+		o.Sampling.Seed += uint64(len(out))
+		cs, err := decode.CompleteN(ctx, l, prompt, len(l.seqs), o)
+		l.release()
+		if len(cs) == 0 || (err != nil && !errors.Is(err, ErrUnfinished)) {
+			return append(out, wrap(cs)...), err
+		}
+		base := len(out)
+		cut := map[int]bool{}
+		for _, e := range unwrapAll(err) {
+			var u *UnfinishedError
+			if errors.As(e, &u) {
+				cut[u.Branch] = true
+				u.Branch += base
+				errs = append(errs, u)
+			}
+		}
+		for i, c := range cs {
+			done, err := m.checked(opts, c, base+i, cut[i])
+			out = append(out, done)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// wrap turns decode's completions into this package's.
+func wrap(cs []*decode.Completion) []*Completion {
+	out := make([]*Completion, len(cs))
+	for i, c := range cs {
+		out[i] = &Completion{Completion: *c}
+	}
+	return out
+}
+
+// unwrapAll returns the errors joined in err (or err alone).
+func unwrapAll(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// decodeOptions turns opts into the generation loop's, binding the
+// constraint to the model's vocabulary.
+func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
+	d := decode.Options{
+		MaxTokens:   opts.MaxTokens,
+		Stop:        opts.Stop,
+		TopLogprobs: opts.TopLogprobs,
+		Sampler:     opts.Sampler,
+		Sampling: decode.SamplingOptions{Temperature: opts.Temperature, TopK: opts.TopK, TopP: opts.TopP,
+			MinP: opts.MinP, Seed: opts.Seed},
+	}
+	if opts.Constraint != nil {
+		a, err := opts.Constraint.automaton(m)
+		if err != nil {
+			return d, err
+		}
+		d.Constraint = func() decode.Constraint { return a.NewMatcher() }
+	}
+	return d, nil
+}
+
+// checked finishes a completion: under a constraint, a complete output
+// is checked against the language (and parsed and validated, for JSON).
+// skip is set when the generation already reported this output
+// unfinished.
+func (m *Model) checked(opts Options, c *decode.Completion, branch int, skip bool) (*Completion, error) {
+	out := &Completion{Completion: *c}
+	con := opts.Constraint
+	if con == nil || skip {
+		return out, nil
+	}
+	switch err := con.Match([]byte(c.Text)); {
+	case err == nil:
+	case errors.As(err, new(*RejectError)) && len(opts.Stop) > 0:
+		return out, &UnfinishedError{Branch: branch, Reason: decode.FinishStop, Detail: "a stop string cut the output: " + err.Error(), Completion: c}
+	case errors.As(err, new(*RejectError)):
+		return out, fmt.Errorf("reins bug: the constrained output leaves the %s: %w", con.desc, err)
+	default:
+		return out, err
+	}
+	if con.json != nil {
+		dec := json.NewDecoder(bytes.NewReader([]byte(c.Text)))
+		dec.UseNumber()
+		if err := dec.Decode(&out.Value); err != nil {
+			return out, fmt.Errorf("reins bug: the constrained output is not JSON: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Stream is one generation in progress; see Model.Stream.
+type Stream struct {
+	m      *Model
+	ctx    context.Context
+	prompt string
+	opts   Options
+	err    error
+	c      *Completion
+	ran    bool
+}
+
+// Stream starts a generation whose tokens come as they are made:
+//
+//	s := m.Stream(ctx, prompt, opts)
+//	for tok := range s.Tokens() {
+//		fmt.Print(tok.Token)
+//	}
+//	if err := s.Err(); err != nil { ... }
+//	fmt.Println(s.Completion().FinishReason)
+//
+// Nothing runs until Tokens is ranged over. Under a constraint the
+// complete output is checked once it has ended.
+func (m *Model) Stream(ctx context.Context, prompt string, opts Options) *Stream {
+	return &Stream{m: m, ctx: ctx, prompt: prompt, opts: opts}
+}
+
+// Tokens yields the tokens as they are generated (a token that might
+// begin a stop string is held back until it cannot). It can be ranged
+// over once.
+func (s *Stream) Tokens() iter.Seq[Token] {
+	return func(yield func(Token) bool) {
+		if s.ran {
+			return
+		}
+		s.ran = true
+		if c := s.opts.Constraint; c != nil && c.options != nil {
+			cs, err := s.m.chooseN(s.ctx, s.prompt, c.options, 1, s.opts)
+			if s.err = err; err == nil {
+				s.c = cs[0]
+				for _, t := range s.c.Tokens {
+					if !yield(t) {
+						return
+					}
+				}
+			}
+			return
+		}
+		dopts, err := s.m.decodeOptions(s.opts)
+		if err != nil {
+			s.err = err
+			return
+		}
+		l, err := s.m.lease(s.ctx, 1)
+		if err != nil {
+			s.err = err
+			return
+		}
+		defer l.release()
+		ds := decode.Generate(s.ctx, l, s.prompt, dopts)
+		for t := range ds.Tokens() {
+			if !yield(t) {
+				return
+			}
+		}
+		s.err = ds.Err()
+		if c := ds.Completion(); c != nil {
+			var err error
+			s.c, err = s.m.checked(s.opts, c, 0, s.err != nil)
+			if s.err == nil {
+				s.err = err
+			}
+		}
+	}
+}
+
+// Err returns the error that ended the stream, once Tokens has ended:
+// nil for a normal end, an *UnfinishedError when a constrained output
+// was cut before it was complete.
+func (s *Stream) Err() error { return s.err }
+
+// Completion returns the whole output once Tokens has run to its end
+// (nil before, or when the generation could not start): its text,
+// tokens and finish reason ("stop" or "length"; see FinishReason).
+func (s *Stream) Completion() *Completion { return s.c }

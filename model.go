@@ -1,0 +1,156 @@
+package reins
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+
+	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/vocab"
+)
+
+// Model is a language model ready for the calls of this package. It is
+// safe for concurrent use: calls share the backend's sequences (each
+// call holds one or more while it runs, and waits for one when all are
+// busy) and take turns at the backend, one evaluation at a time.
+type Model struct {
+	b     decode.Backend
+	mu    sync.Mutex // held around every backend call
+	slots chan int   // free sequence slots
+	n     int        // all slots
+
+	trieOnce sync.Once
+	trie     *automaton.Trie
+
+	jsonMu    sync.Mutex
+	jsonTypes map[reflect.Type]*Constraint // JSONFor's constraints, for GenerateJSON
+
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// New returns a Model over backend b (backends/llama.Load gives one for
+// a GGUF file). When b has a Close method, Model.Close calls it.
+func New(b decode.Backend) *Model {
+	m := &Model{b: b, n: max(1, b.MaxSequences())}
+	m.slots = make(chan int, m.n)
+	for s := range m.n {
+		m.slots <- s
+	}
+	return m
+}
+
+// Builtin returns reins' built-in model: a bigram table over a
+// byte-level vocabulary of 265 tokens, computed in Go (no model file, no
+// cgo), whose distribution is known exactly. Its text reads like bad
+// English; it is for trying the API and for tests. The command line's
+// "builtin:bigram" is the same model run by llama.cpp.
+func Builtin() *Model {
+	return New(fixture.New().NewBackend())
+}
+
+// Vocab returns the model's vocabulary: every token's exact bytes.
+func (m *Model) Vocab() *vocab.Vocab { return m.b.Vocab() }
+
+// Backend returns the backend the model runs on. It is not safe for
+// concurrent use: use it only while no call of the Model runs.
+func (m *Model) Backend() decode.Backend { return m.b }
+
+// Close waits for the calls in progress, then closes the backend.
+// Calls after Close return ErrClosed. It is safe to call more than once.
+func (m *Model) Close() error {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	for range m.n { // every slot back: no call in progress
+		<-m.slots
+	}
+	if c, ok := m.b.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// tokenTrie returns the vocabulary's token trie, shared by every
+// constraint bound to this model.
+func (m *Model) tokenTrie() *automaton.Trie {
+	m.trieOnce.Do(func() { m.trie = automaton.NewTrie(m.b.Vocab()) })
+	return m.trie
+}
+
+// lease takes up to want free sequence slots, waiting for the first. The
+// lease is a decode.Backend over them; release gives them back.
+func (m *Model) lease(ctx context.Context, want int) (*lease, error) {
+	m.closeMu.Lock()
+	closed := m.closed
+	m.closeMu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	l := &lease{m: m}
+	select {
+	case s := <-m.slots:
+		l.seqs = append(l.seqs, s)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for len(l.seqs) < want {
+		select {
+		case s := <-m.slots:
+			l.seqs = append(l.seqs, s)
+			continue
+		default:
+		}
+		break
+	}
+	return l, nil
+}
+
+// lease is a decode.Backend over some of a Model's sequence slots, which
+// it numbers from 0; every call takes the model's lock.
+type lease struct {
+	m    *Model
+	seqs []int
+	reqs []decode.EvalRequest
+}
+
+var _ decode.Backend = (*lease)(nil)
+
+func (l *lease) release() {
+	for _, s := range l.seqs {
+		l.m.slots <- s
+	}
+	l.seqs = nil
+}
+
+func (l *lease) Vocab() *vocab.Vocab { return l.m.b.Vocab() }
+func (l *lease) NumLogits() int      { return l.m.b.NumLogits() }
+func (l *lease) ContextSize() int    { return l.m.b.ContextSize() }
+func (l *lease) MaxSequences() int   { return len(l.seqs) }
+
+func (l *lease) Tokenize(text string, addSpecial bool) ([]int, error) {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	return l.m.b.Tokenize(text, addSpecial)
+}
+
+func (l *lease) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
+	l.reqs = append(l.reqs[:0], reqs...)
+	for i := range l.reqs {
+		s := l.reqs[i].Seq
+		if s < 0 || s >= len(l.seqs) {
+			return fmt.Errorf("sequence %d: the call holds %d", s, len(l.seqs))
+		}
+		l.reqs[i].Seq = l.seqs[s]
+	}
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	return l.m.b.Eval(ctx, l.reqs)
+}

@@ -1,0 +1,362 @@
+package reins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar/jsonschema"
+	"github.com/reins-go/reins/internal/fixture"
+)
+
+// budgetCases are constraints of every front end whose shortest output
+// takes several tokens.
+func budgetCases(t *testing.T) map[string]*Constraint {
+	t.Helper()
+	re, err := Regex(`(yes|no), because [a-z ]{3,12}\.`)
+	require.NoError(t, err)
+	g, err := Grammar(fixture.Arithmetic)
+	require.NoError(t, err)
+	nested, err := Grammar(`root ::= "[" ( root ("," root)* )? "]"`)
+	require.NoError(t, err)
+	schema, err := JSONSchema([]byte(`{"type": "object", "properties": {
+		"name": {"type": "string", "minLength": 2},
+		"tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+		"inner": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 100}}, "required": ["n"]}},
+		"required": ["name", "tags", "inner"]}`), nil)
+	require.NoError(t, err)
+	return map[string]*Constraint{"regex": re, "gbnf arithmetic": g, "gbnf nesting": nested, "schema": schema}
+}
+
+// TestBudgetKeepsRoomToFinish runs every front end with budgets from the
+// fewest tokens that can finish the output up: every output comes back
+// complete and in the language, at a high temperature that would
+// otherwise wander; a budget below that is an *UnfinishedError at once.
+func TestBudgetKeepsRoomToFinish(t *testing.T) {
+	m := Builtin()
+	for name, c := range budgetCases(t) {
+		t.Run(name, func(t *testing.T) {
+			a, err := c.automaton(m)
+			require.NoError(t, err)
+			least := a.NewMatcher().TokensToEnd()
+			require.Positive(t, least)
+			for budget := least; budget < least+15; budget++ {
+				for seed := range uint64(4) {
+					out, err := m.Generate(context.Background(), "The", Options{Constraint: c, MaxTokens: budget, Temperature: 1.5, Seed: seed})
+					require.NoError(t, err, "budget %d seed %d", budget, seed)
+					require.NoError(t, c.Match([]byte(out.Text)), "budget %d seed %d: %q", budget, seed, out.Text)
+					require.LessOrEqual(t, len(out.Tokens), budget)
+				}
+			}
+			if least == 1 {
+				return // no budget below it to try (MaxTokens 0 is the default)
+			}
+			out, err := m.Generate(context.Background(), "The", Options{Constraint: c, MaxTokens: least - 1, Temperature: 1.5})
+			require.ErrorIs(t, err, ErrUnfinished)
+			var u *UnfinishedError
+			require.ErrorAs(t, err, &u)
+			assert.Equal(t, decode.FinishLength, u.Reason)
+			assert.Contains(t, err.Error(), fmt.Sprintf("takes %d", least))
+			assert.Nil(t, out)
+		})
+	}
+}
+
+// TestBudgetWithinContext: the context window is a budget too.
+func TestBudgetWithinContext(t *testing.T) {
+	b := fixture.New().NewBackend()
+	b.ContextLen = 40
+	m := New(b)
+	c := budgetCases(t)["gbnf nesting"]
+	for seed := range uint64(10) {
+		out, err := m.Generate(context.Background(), "The cat", Options{Constraint: c, MaxTokens: 1000, Temperature: 2, Seed: seed})
+		require.NoError(t, err, "seed %d", seed)
+		require.NoError(t, c.Match([]byte(out.Text)))
+	}
+}
+
+// TestUnfinishedIsNeverSuccess: an output cut by a cancellation or a
+// stop string is an error that carries the partial output.
+func TestUnfinishedIsNeverSuccess(t *testing.T) {
+	b := fixture.New().NewBackend()
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	b.BeforeEval = func([]decode.EvalRequest) error {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return nil
+	}
+	m := New(b)
+	c := budgetCases(t)["schema"]
+	out, err := m.Generate(ctx, "The", Options{Constraint: c, MaxTokens: 200, Temperature: 1})
+	require.ErrorIs(t, err, ErrUnfinished)
+	require.ErrorIs(t, err, context.Canceled)
+	var u *UnfinishedError
+	require.ErrorAs(t, err, &u)
+	assert.Equal(t, decode.FinishCancelled, u.Reason)
+	assert.NotEmpty(t, u.Completion.Text)
+	assert.Error(t, c.Match([]byte(u.Completion.Text)), "the partial output is not in the language")
+	require.NotNil(t, out)
+
+	// A stop string that cuts the JSON: unfinished, not a success.
+	re, err := Regex(`xaa+y`)
+	require.NoError(t, err)
+	_, err = Builtin().Generate(context.Background(), "x", Options{Constraint: re, Stop: []string{"aa"}, Temperature: 1, MaxTokens: 50})
+	require.ErrorIs(t, err, ErrUnfinished)
+	require.ErrorAs(t, err, &u)
+	assert.Equal(t, decode.FinishStop, u.Reason)
+}
+
+func TestStreamSaysWhyItEnded(t *testing.T) {
+	m := Builtin()
+	c, err := Regex(`[a-z]+\.`)
+	require.NoError(t, err)
+	s := m.Stream(context.Background(), "The", Options{Constraint: c, MaxTokens: 6, Temperature: 1.3, Seed: 3})
+	var text string
+	for tok := range s.Tokens() {
+		text += tok.Token
+	}
+	require.NoError(t, s.Err())
+	require.NotNil(t, s.Completion())
+	assert.Equal(t, text, s.Completion().Text)
+	assert.Regexp(t, regexp.MustCompile(`^[a-z]+\.$`), text)
+	assert.Contains(t, []string{decode.FinishStop, decode.FinishLength}, s.Completion().FinishReason)
+}
+
+// TestChooseIsExact: every option is scored in full in context; the
+// probabilities are the exponentiated scores Score gives each option
+// after the prompt, normalised, and the choice is the most probable,
+// not the end of a greedy path through the options' tokens.
+func TestChooseIsExact(t *testing.T) {
+	m := Builtin()
+	prompt := "The dog ran"
+	options := []string{" the river", " then", " tree"}
+	sel, err := m.Choose(context.Background(), prompt, options, ChooseOptions{})
+	require.NoError(t, err)
+	var sum, z float64
+	scores := make([]float64, len(options))
+	for i, o := range options {
+		res, err := m.Score(context.Background(), o, ScoreOptions{Context: prompt})
+		require.NoError(t, err)
+		scores[i] = res.Sum
+		z += math.Exp(res.Sum)
+		assert.Equal(t, o, tokenText(res.Tokens), "the scored tokens spell the option exactly")
+	}
+	best := 0
+	for i, o := range sel.Options {
+		assert.Equal(t, options[i], o.Text)
+		assert.InDelta(t, scores[i], o.Logprob, 1e-9)
+		assert.InDelta(t, math.Exp(scores[i])/z, o.Prob, 1e-9)
+		sum += o.Prob
+		if o.Prob > sel.Options[best].Prob {
+			best = i
+		}
+	}
+	assert.InDelta(t, 1, sum, 1e-9)
+	assert.Equal(t, best, sel.Index)
+	assert.Equal(t, " then", sel.Choice)
+
+	// Generate under a Choice picks the same, with every option's
+	// probability; going token by token would have ended in " the river".
+	c, err := Choice(options...)
+	require.NoError(t, err)
+	out, err := m.Generate(context.Background(), prompt, Options{Constraint: c})
+	require.NoError(t, err)
+	assert.Equal(t, " then", out.Text)
+	assert.Equal(t, sel.Options, out.Options)
+	a, err := c.automaton(m)
+	require.NoError(t, err)
+	greedy, err := decode.Complete(context.Background(), fixture.New().NewBackend(), prompt, decode.Options{Constraint: func() decode.Constraint { return a.NewMatcher() }})
+	require.NoError(t, err)
+	assert.Equal(t, " the river", greedy.Text, "the token-greedy path this test guards against")
+
+	// Sampling draws options by their probabilities.
+	counts := map[string]int{}
+	for seed := range uint64(300) {
+		s, err := m.Choose(context.Background(), prompt, options, ChooseOptions{Temperature: 1, Seed: seed})
+		require.NoError(t, err)
+		counts[s.Choice]++
+	}
+	for _, o := range sel.Options {
+		assert.InDelta(t, o.Prob, float64(counts[o.Text])/300, 0.07, "%q", o.Text)
+	}
+}
+
+func tokenText(toks []Token) string {
+	var s string
+	for _, t := range toks {
+		s += t.Token
+	}
+	return s
+}
+
+func TestChoiceErrors(t *testing.T) {
+	for _, opts := range [][]string{nil, {"a", ""}, {"a", "b", "a"}} {
+		_, err := Choice(opts...)
+		assert.Error(t, err, "%q", opts)
+		_, err = Builtin().Choose(context.Background(), "x", opts, ChooseOptions{})
+		assert.Error(t, err, "%q", opts)
+	}
+}
+
+// TestScoreContextScoresTheText: " happy" after a context is scored as
+// " happy", not as the text tokenized alone.
+func TestScoreContextScoresTheText(t *testing.T) {
+	m := Builtin()
+	for _, tt := range []struct{ context, text string }{
+		{"I am", " happy"}, {"The", " the end"}, {"The ", "cat"}, {"Th", "e cat"}, {"x", "\xff\xfe"},
+	} {
+		res, err := m.Score(context.Background(), tt.text, ScoreOptions{Context: tt.context})
+		require.NoError(t, err, "%q", tt)
+		assert.Equal(t, tt.text, tokenText(res.Tokens), "%q", tt)
+		// The sum is the log-probability of exactly these tokens after
+		// the context's.
+		b := fixture.New().NewBackend()
+		prefix, toks, err := decode.Continuation(b, tt.context, tt.text)
+		require.NoError(t, err)
+		want := 0.0
+		prev := prefix[len(prefix)-1]
+		for _, id := range toks {
+			want += float64(b.Model().LogProb(prev, id))
+			prev = id
+		}
+		assert.InDelta(t, want, res.Sum, 1e-4, "%q", tt)
+	}
+}
+
+// TestConcurrentCalls: calls from many goroutines share the model's
+// sequences and give what they give alone.
+func TestConcurrentCalls(t *testing.T) {
+	m := Builtin()
+	c := budgetCases(t)["schema"]
+	want := make([]string, 24)
+	for i := range want {
+		out, err := m.Generate(context.Background(), "The", Options{Constraint: c, MaxTokens: 60, Temperature: 1, Seed: uint64(i)})
+		require.NoError(t, err)
+		want[i] = out.Text
+	}
+	var wg sync.WaitGroup
+	got := make([]string, len(want))
+	errs := make([]error, len(want))
+	for i := range want {
+		wg.Go(func() {
+			out, err := m.Generate(context.Background(), "The", Options{Constraint: c, MaxTokens: 60, Temperature: 1, Seed: uint64(i)})
+			if errs[i] = err; err == nil {
+				got[i] = out.Text
+			}
+		})
+	}
+	wg.Wait()
+	for i := range want {
+		require.NoError(t, errs[i])
+	}
+	assert.Equal(t, want, got)
+}
+
+// TestGenerateNBeyondSequences: more branches than the backend has
+// sequences run in groups, branch i with seed Seed+i.
+func TestGenerateNBeyondSequences(t *testing.T) {
+	m := Builtin()
+	opts := Options{MaxTokens: 12, Temperature: 1.2, Seed: 7}
+	outs, err := m.GenerateN(context.Background(), "The cat", 20, opts)
+	require.NoError(t, err)
+	require.Len(t, outs, 20)
+	for i, out := range outs {
+		o := opts
+		o.Seed += uint64(i)
+		single, err := m.Generate(context.Background(), "The cat", o)
+		require.NoError(t, err)
+		assert.Equal(t, single.Text, out.Text, "branch %d", i)
+	}
+}
+
+func TestClosedModel(t *testing.T) {
+	m := Builtin()
+	require.NoError(t, m.Close())
+	require.NoError(t, m.Close())
+	_, err := m.Generate(context.Background(), "x", Options{})
+	assert.ErrorIs(t, err, ErrClosed)
+	_, err = m.Score(context.Background(), "x", ScoreOptions{})
+	assert.ErrorIs(t, err, ErrClosed)
+}
+
+func TestTypedErrors(t *testing.T) {
+	_, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}`), nil)
+	var se *jsonschema.Error
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "#/properties/a", se.Pointer)
+	assert.Equal(t, "not", se.Keyword)
+
+	_, err = Builtin().Generate(context.Background(), "x", Options{TopLogprobs: -1})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "TopLogprobs", oe.Field)
+
+	for _, f := range []func() error{
+		func() error { _, err := Regex(""); return err },
+		func() error { _, err := Grammar(" "); return err },
+		func() error { _, err := JSONSchema(nil, nil); return err },
+	} {
+		assert.Error(t, f(), "an empty constraint is an error, not no constraint")
+	}
+}
+
+// TestRelaxedKeywordFailure: an output that breaks a keyword the grammar
+// was told to drop is an *InvalidOutputError that says so.
+func TestRelaxedKeywordFailure(t *testing.T) {
+	schema := []byte(`{"type": "array", "items": {"enum": [1]}, "minItems": 2, "maxItems": 2, "uniqueItems": true}`)
+	_, err := JSONSchema(schema, nil)
+	require.ErrorContains(t, err, "uniqueItems")
+	c, err := JSONSchema(schema, &JSONOptions{Relax: []string{"uniqueItems"}})
+	require.NoError(t, err)
+	out, err := Builtin().Generate(context.Background(), "The", Options{Constraint: c, MaxTokens: 20})
+	var inv *InvalidOutputError
+	require.ErrorAs(t, err, &inv)
+	assert.Equal(t, []string{"uniqueItems"}, inv.Relaxed)
+	assert.NotContains(t, err.Error(), "reins bug")
+	assert.Equal(t, "[1,1]", out.Text)
+}
+
+// TestMatch checks a constraint's own matcher on text.
+func TestMatch(t *testing.T) {
+	c, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"type": "integer", "maximum": 3}}, "required": ["a"]}`), nil)
+	require.NoError(t, err)
+	assert.NoError(t, c.Match([]byte(`{"a":3}`)))
+	var rej *RejectError
+	require.ErrorAs(t, c.Match([]byte(`{"a":4}`)), &rej)
+	assert.Equal(t, 5, rej.Offset)
+	require.ErrorAs(t, c.Match([]byte(`{"a":3`)), &rej)
+	assert.True(t, rej.EOF)
+	spaced, err := JSONSchema([]byte(`{"type": "object"}`), &JSONOptions{Whitespace: 1})
+	require.NoError(t, err)
+	require.ErrorAs(t, spaced.Match([]byte("{\"a\":\n\xff")), &rej)
+	assert.Equal(t, 2, rej.Line)
+	assert.Contains(t, rej.Error(), `'\xff'`)
+}
+
+// TestGenerateJSONValue: the JSON Value is the parsed text.
+func TestGenerateJSONValue(t *testing.T) {
+	m := Builtin()
+	c := budgetCases(t)["schema"]
+	for seed := range uint64(5) {
+		out, err := m.Generate(context.Background(), "{", Options{Constraint: c, MaxTokens: 80, Temperature: 1, Seed: seed})
+		require.NoError(t, err)
+		var want any
+		require.NoError(t, json.Unmarshal([]byte(out.Text), &want))
+		got, err := json.Marshal(out.Value)
+		require.NoError(t, err)
+		wantText, err := json.Marshal(want)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(wantText), string(got))
+		require.NoError(t, jsonschema.Validate([]byte(`{"required": ["name", "tags", "inner"]}`), []byte(out.Text)))
+	}
+}
