@@ -26,7 +26,7 @@ import (
 //     never overflows;
 //   - slices and arrays (an array has exactly its length), maps with
 //     string keys, pointers (a value or null), []byte (base64),
-//     time.Time (a date-time), json.Number, any and json.RawMessage (any
+//     time.Time (an RFC 3339 date-time it can parse), json.Number, any and json.RawMessage (any
 //     JSON value); a type that refers to itself becomes a $ref;
 //   - a `jsonschema:"..."` tag adds keywords: enum=A (repeat it for each
 //     value), minimum=N, maximum=N, exclusiveMinimum=N,
@@ -108,6 +108,12 @@ type reflector struct {
 	bodies map[string]object
 }
 
+// rfc3339 is the date-times time.Time decodes: RFC 3339 with an upper
+// case T and Z, seconds up to 59, and days that exist in their month
+// (February 29 left out, which exists only in leap years).
+const rfc3339 = `^[0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))` +
+	`T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
+
 var (
 	timeType        = reflect.TypeFor[time.Time]()
 	numberType      = reflect.TypeFor[json.Number]()
@@ -126,7 +132,7 @@ func (r *reflector) schema(t reflect.Type, at string) (object, error) {
 	}
 	switch t {
 	case timeType:
-		return object{{"type", "string"}, {"format", "date-time"}}, nil
+		return object{{"type", "string"}, {"pattern", rfc3339}}, nil
 	case numberType:
 		return object{{"type", "number"}}, nil
 	case rawType:

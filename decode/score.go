@@ -119,7 +119,7 @@ func ScoreTokens(ctx context.Context, b Backend, prefix, tokens []int, topN int)
 	case len(tokens) == 0:
 		return nil, errors.New("score: no tokens to score")
 	case topN < 0 || topN > v.Len():
-		return nil, fmt.Errorf("top-logprobs %d: want a count in [0, %d]", topN, v.Len())
+		return nil, &OptionError{"TopLogprobs", fmt.Sprint(topN), fmt.Sprintf("want a count in [0, %d]", v.Len())}
 	}
 	all := append(append(make([]int, 0, len(prefix)+len(tokens)), prefix...), tokens...)
 	nUnscored := len(prefix)

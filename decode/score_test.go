@@ -59,5 +59,5 @@ func TestScoreBadInput(t *testing.T) {
 	_, err := decode.Score(context.Background(), b, "", decode.ScoreOptions{})
 	assert.ErrorContains(t, err, "empty text")
 	_, err = decode.Score(context.Background(), b, "x", decode.ScoreOptions{TopLogprobs: -1})
-	assert.ErrorContains(t, err, "top-logprobs -1")
+	assert.ErrorContains(t, err, "TopLogprobs -1")
 }
