@@ -8,17 +8,28 @@ import (
 	"io"
 	"math"
 	"os"
-
-	ollamagguf "github.com/ollama/ollama/fs/gguf"
+	"strings"
 )
 
-// Limits the reader enforces beyond "fits in the file". They match what
-// llama.cpp itself accepts, so a file that passes here is not refused there
-// for its header.
+// Limits the reader enforces beyond "fits in the file". llama.cpp's own
+// reader (gguf.cpp) trusts counts and lengths up to what memory allows,
+// and some of its work grows with the square of a count (each new key
+// and tensor name is compared with every earlier one: 200,000 keys take
+// it 25 s). These bounds are far above what real models use (a few dozen
+// keys, at most a few thousand tensors, vocabularies and merge lists of
+// a few hundred thousand entries, chat templates of a few KiB) and keep
+// a hostile header's cost small, in time and in memory, before anything
+// is read.
 const (
+	MaxKeys          = 8192      // metadata key-value pairs
+	MaxTensors       = 16384     // tensors
+	MaxArrayLen      = 1 << 22   // elements of one metadata array
+	MaxKeyLen        = 1 << 16   // bytes of a key (the GGUF specification's limit)
+	MaxStringLen     = 16 << 20  // bytes of one metadata string
+	MaxMetadataBytes = 256 << 20 // metadata in memory, all values together (a string counts 16 bytes more than its length)
+
 	maxDims       = 4  // GGML_MAX_DIMS
 	maxTensorName = 63 // GGML_MAX_NAME less the terminating NUL
-	maxTensorType = 64 // type tags at or above this are not ggml types
 )
 
 // Magic is the four bytes every GGUF file starts with.
@@ -34,18 +45,22 @@ type File struct {
 	Alignment  int64
 	DataOffset int64 // byte offset of the tensor data section
 	Size       int64 // size of the file in bytes
+	Path       string
 }
 
 // TensorInfo describes one tensor of a GGUF file.
 type TensorInfo struct {
 	Name   string
 	Shape  []uint64 // ggml order: Shape[0] is the contiguous dimension
-	Type   uint32   // ggml type tag
-	Offset uint64   // relative to File.DataOffset
+	Type   TensorType
+	Offset uint64 // of its data, relative to File.DataOffset
+	// At is the byte offset of the tensor's entry in the directory, for
+	// errors.
+	At int64
 }
 
 // Error is a malformed-file error. It names the file and the byte offset
-// at which reading failed.
+// of what is wrong: the value, key or tensor entry it is about.
 type Error struct {
 	Path   string
 	Offset int64
@@ -60,19 +75,30 @@ func (e *Error) Error() string {
 // start with the GGUF magic.
 var ErrNotGGUF = errors.New("not a GGUF file")
 
-// Open reads and checks the header of the GGUF file at path.
+// Open reads and checks the header of the GGUF file at path. Only
+// regular files are read: a FIFO or a device is refused before it is
+// opened for reading.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("gguf: %s is a directory, not a model file", path)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, st.Mode().Type())
 	}
 	return Read(f, st.Size(), path)
 }
@@ -80,7 +106,11 @@ func Open(path string) (*File, error) {
 // Read reads and checks a GGUF header from r, which holds size bytes in
 // all. name is used in errors.
 func Read(r io.Reader, size int64, name string) (*File, error) {
-	d := &decoder{r: bufio.NewReaderSize(r, 64<<10), size: size, path: name}
+	return read(r, size, name, MaxMetadataBytes)
+}
+
+func read(r io.Reader, size int64, name string, budget int64) (*File, error) {
+	d := &decoder{r: bufio.NewReaderSize(r, 64<<10), size: size, path: name, budget: budget, limit: budget}
 	file, err := d.file()
 	if err != nil {
 		var ge *Error
@@ -89,19 +119,26 @@ func Read(r io.Reader, size int64, name string) (*File, error) {
 		}
 		return nil, &Error{Path: name, Offset: d.off, Msg: err.Error()}
 	}
+	file.Path = name
 	return file, nil
 }
 
 type decoder struct {
-	r    *bufio.Reader
-	off  int64
-	size int64
-	path string
-	buf  [8]byte
+	r      *bufio.Reader
+	off    int64
+	size   int64
+	path   string
+	budget int64 // metadata bytes still allowed in memory
+	limit  int64 // the budget at the start
+	buf    [8]byte
 }
 
 func (d *decoder) fail(format string, args ...any) error {
-	return &Error{Path: d.path, Offset: d.off, Msg: fmt.Sprintf(format, args...)}
+	return d.failAt(d.off, format, args...)
+}
+
+func (d *decoder) failAt(off int64, format string, args ...any) error {
+	return &Error{Path: d.path, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (d *decoder) remaining() int64 { return d.size - d.off }
@@ -134,24 +171,42 @@ func (d *decoder) u64() (uint64, error) {
 }
 
 // count reads a uint64 count of items that take at least minSize bytes
-// each, and checks that they can fit in what remains of the file.
-func (d *decoder) count(what string, minSize int64) (int, error) {
+// each, and checks it against limit and against what remains of the file.
+func (d *decoder) count(what string, minSize int64, limit uint64) (int, error) {
+	at := d.off
 	n, err := d.u64()
 	if err != nil {
 		return 0, err
+	}
+	if n > limit {
+		return 0, d.failAt(at, "%s %d is more than the %d reins accepts", what, n, limit)
 	}
 	if minSize < 1 {
 		minSize = 1
 	}
 	if n > uint64(d.remaining()/minSize) {
-		return 0, d.fail("truncated or corrupt: %s count %d cannot fit in the %d bytes left", what, n, d.remaining())
+		return 0, d.failAt(at, "truncated or corrupt: %s %d cannot fit in the %d bytes left", what, n, d.remaining())
 	}
 	return int(n), nil
 }
 
-func (d *decoder) str() (string, error) {
-	n, err := d.count("string length", 1)
+// spend takes n bytes from the metadata memory budget.
+func (d *decoder) spend(at int64, n int64) error {
+	if n > d.budget {
+		return d.failAt(at, "the metadata takes more than %d bytes in memory", d.limit)
+	}
+	d.budget -= n
+	return nil
+}
+
+// str reads a string of at most limit bytes.
+func (d *decoder) str(what string, limit uint64) (string, error) {
+	at := d.off
+	n, err := d.count(what+" length", 1, limit)
 	if err != nil {
+		return "", err
+	}
+	if err := d.spend(at, int64(n)+16); err != nil {
 		return "", err
 	}
 	b := make([]byte, n)
@@ -178,40 +233,47 @@ func (d *decoder) file() (*File, error) {
 		return nil, err
 	}
 	if version != 2 && version != 3 {
-		return nil, d.fail("unsupported GGUF version %d (want 2 or 3)", version)
+		return nil, d.failAt(4, "unsupported GGUF version %d (want 2 or 3)", version)
 	}
 	// A tensor info takes at least 8+1+4+8+4+8 bytes, a key-value 8+1+4+1.
-	nTensors, err := d.count("tensor", 33)
+	nTensors, err := d.count("tensor count", 33, MaxTensors)
 	if err != nil {
 		return nil, err
 	}
-	nKV, err := d.count("metadata", 14)
+	nKV, err := d.count("metadata key count", 14, MaxKeys)
 	if err != nil {
 		return nil, err
 	}
 	f := &File{Version: version, KV: make(map[string]Value, nKV), Size: d.size, Alignment: 32}
 	for range nKV {
 		at := d.off
-		key, err := d.str()
+		key, err := d.str("key", MaxKeyLen)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := f.KV[key]; dup {
-			return nil, &Error{Path: d.path, Offset: at, Msg: fmt.Sprintf("duplicate metadata key %q", key)}
+		if strings.IndexByte(key, 0) >= 0 {
+			// llama.cpp looks keys up as C strings: "a\x00b" would be
+			// found as "a".
+			return nil, d.failAt(at, "metadata key %q contains a NUL byte", key)
 		}
-		v, err := d.value()
+		if _, dup := f.KV[key]; dup {
+			return nil, d.failAt(at, "duplicate metadata key %q", key)
+		}
+		v, err := d.value(key)
 		if err != nil {
 			return nil, fmt.Errorf("%w (in metadata key %q)", err, key)
 		}
+		v.Offset = at
 		f.KV[key] = v
 		f.Keys = append(f.Keys, key)
 	}
 	if v, ok := f.KV["general.alignment"]; ok {
-		a, isInt := v.Int()
-		if !isInt || a <= 0 || a&(a-1) != 0 {
-			return nil, d.fail("general.alignment %v is not a power of two", v.V)
+		// llama.cpp reads it as a uint32 and aborts on any other type.
+		a, isU32 := v.V.(uint32)
+		if !isU32 || a == 0 || a&(a-1) != 0 {
+			return nil, d.failAt(v.Offset, "general.alignment must be a uint32 power of two, not the %s %v", v.Type, v.V)
 		}
-		f.Alignment = a
+		f.Alignment = int64(a)
 	}
 	seen := make(map[string]bool, nTensors)
 	for range nTensors {
@@ -220,7 +282,7 @@ func (d *decoder) file() (*File, error) {
 			return nil, err
 		}
 		if seen[t.Name] {
-			return nil, d.fail("duplicate tensor %q", t.Name)
+			return nil, d.failAt(t.At, "duplicate tensor %q", t.Name)
 		}
 		seen[t.Name] = true
 		f.Tensors = append(f.Tensors, t)
@@ -229,36 +291,53 @@ func (d *decoder) file() (*File, error) {
 	if len(f.Tensors) > 0 && f.DataOffset > d.size {
 		return nil, d.fail("truncated: tensor data would start at byte %d, past the end at %d", f.DataOffset, d.size)
 	}
+	// llama.cpp wants the tensors' data packed in directory order, each
+	// padded to the alignment, and each inside the file.
+	var next uint64
+	dataSize := uint64(d.size - f.DataOffset)
 	for _, t := range f.Tensors {
-		if t.Offset%uint64(f.Alignment) != 0 {
-			return nil, d.fail("tensor %q: offset %d is not a multiple of the alignment %d", t.Name, t.Offset, f.Alignment)
+		if t.Offset != next {
+			return nil, d.failAt(t.At, "tensor %q: data offset %d, want %d (tensor data must follow the directory's order, each aligned to %d)", t.Name, t.Offset, next, f.Alignment)
 		}
-		end := t.Offset + t.bytes()
-		if end < t.Offset || int64(end) > d.size-f.DataOffset || int64(end) < 0 {
-			return nil, d.fail("truncated: tensor %q ends at byte %d of the data section, which has %d bytes", t.Name, end, d.size-f.DataOffset)
+		n := t.Size()
+		if n > dataSize || t.Offset > dataSize-n {
+			return nil, d.failAt(t.At, "truncated: tensor %q ends at byte %d of the data section, which has %d bytes", t.Name, t.Offset+n, dataSize)
 		}
+		next = t.Offset + (n+uint64(f.Alignment)-1)/uint64(f.Alignment)*uint64(f.Alignment)
 	}
 	return f, nil
 }
 
-// bytes is the tensor's size in bytes, or 0 where its type is unknown to
-// this reader (then only its offset is checked).
-func (t TensorInfo) bytes() uint64 {
+// Size is the tensor's data size in bytes. The reader has checked that
+// it does not overflow.
+func (t TensorInfo) Size() uint64 {
+	n := uint64(t.Type.BlockBytes())
+	for i, s := range t.Shape {
+		if i == 0 {
+			s /= uint64(t.Type.BlockSize())
+		}
+		n *= s
+	}
+	return n
+}
+
+// Elements is the number of elements in the tensor.
+func (t TensorInfo) Elements() uint64 {
 	n := uint64(1)
 	for _, s := range t.Shape {
 		n *= s
 	}
-	return uint64(math.Ceil(float64(n) * ollamagguf.TensorType(t.Type).NumBytes()))
+	return n
 }
 
 func (d *decoder) tensorInfo() (TensorInfo, error) {
-	var t TensorInfo
-	name, err := d.str()
+	t := TensorInfo{At: d.off}
+	name, err := d.str("tensor name", maxTensorName)
 	if err != nil {
 		return t, err
 	}
-	if len(name) > maxTensorName {
-		return t, d.fail("tensor name %.40q... is %d bytes, longer than %d", name, len(name), maxTensorName)
+	if strings.IndexByte(name, 0) >= 0 {
+		return t, d.failAt(t.At, "tensor name %q contains a NUL byte", name)
 	}
 	t.Name = name
 	nd, err := d.u32()
@@ -266,33 +345,53 @@ func (d *decoder) tensorInfo() (TensorInfo, error) {
 		return t, err
 	}
 	if nd > maxDims {
-		return t, d.fail("tensor %q has %d dimensions, at most %d allowed", name, nd, maxDims)
+		return t, d.failAt(t.At, "tensor %q has %d dimensions, at most %d allowed", name, nd, maxDims)
 	}
 	total := uint64(1)
-	for range nd {
+	for i := range nd {
 		s, err := d.u64()
 		if err != nil {
 			return t, err
 		}
-		if s > math.MaxInt64 || (s != 0 && total > math.MaxInt64/s) {
-			return t, d.fail("tensor %q: shape overflows", name)
+		// llama.cpp divides by every dimension (a 0 is a division by
+		// zero) and wants the element count below 2^63-1.
+		if s == 0 {
+			return t, d.failAt(t.At, "tensor %q: dimension %d is 0", name, i)
+		}
+		if s >= math.MaxInt64 || total >= math.MaxInt64/s {
+			return t, d.failAt(t.At, "tensor %q: shape overflows: %d elements or more", name, uint64(math.MaxInt64))
 		}
 		total *= s
 		t.Shape = append(t.Shape, s)
 	}
-	if t.Type, err = d.u32(); err != nil {
+	typ, err := d.u32()
+	if err != nil {
 		return t, err
 	}
-	if t.Type >= maxTensorType {
-		return t, d.fail("tensor %q: unknown type %d", name, t.Type)
+	t.Type = TensorType(typ)
+	if !t.Type.Known() {
+		return t, d.failAt(t.At, "tensor %q: unknown type %d", name, typ)
+	}
+	if len(t.Shape) > 0 && t.Shape[0]%uint64(t.Type.BlockSize()) != 0 {
+		return t, d.failAt(t.At, "tensor %q: %d elements per row, not a multiple of %s's block of %d", name, t.Shape[0], t.Type, t.Type.BlockSize())
+	}
+	if len(t.Shape) == 0 && t.Type.BlockSize() != 1 {
+		return t, d.failAt(t.At, "tensor %q: a scalar of block type %s", name, t.Type)
 	}
 	if t.Offset, err = d.u64(); err != nil {
 		return t, err
 	}
+	// total < 2^63 elements, each block of at most 292 bytes for 1 or
+	// more elements: the byte size may still overflow uint64 for
+	// 1-element blocks of 8 bytes.
+	if total > math.MaxInt64/uint64(t.Type.BlockBytes()) {
+		return t, d.failAt(t.At, "tensor %q: its size in bytes overflows", name)
+	}
 	return t, nil
 }
 
-func (d *decoder) value() (Value, error) {
+func (d *decoder) value(key string) (Value, error) {
+	at := d.off
 	tag, err := d.u32()
 	if err != nil {
 		return Value{}, err
@@ -305,27 +404,34 @@ func (d *decoder) value() (Value, error) {
 		}
 		elem := ValueType(et)
 		if elem == TypeArray {
-			return Value{}, d.fail("nested arrays are not supported")
+			return Value{}, d.failAt(at, "nested arrays are not supported")
 		}
 		if elem > TypeFloat64 {
-			return Value{}, d.fail("unknown array element type %d", et)
+			return Value{}, d.failAt(at, "unknown array element type %d", et)
 		}
 		minSize := int64(elem.size())
 		if elem == TypeString {
 			minSize = 8
 		}
-		n, err := d.count("array element", minSize)
+		n, err := d.count("array length", minSize, MaxArrayLen)
 		if err != nil {
+			return Value{}, err
+		}
+		cost := int64(n) * minSize
+		if elem == TypeString {
+			cost = 0 // counted string by string
+		}
+		if err := d.spend(at, cost); err != nil {
 			return Value{}, err
 		}
 		v, err := d.array(elem, n)
 		return Value{Type: TypeArray, Elem: elem, V: v}, err
 	}
 	if t > TypeFloat64 {
-		return Value{}, d.fail("unknown value type %d", tag)
+		return Value{}, d.failAt(at, "unknown value type %d", tag)
 	}
 	if t == TypeString {
-		s, err := d.str()
+		s, err := d.str("string", MaxStringLen)
 		return Value{Type: t, V: s}, err
 	}
 	b, err := d.read(t.size())
@@ -334,7 +440,6 @@ func (d *decoder) value() (Value, error) {
 	}
 	return Value{Type: t, V: scalar(t, b)}, nil
 }
-
 func scalar(t ValueType, b []byte) any {
 	le := binary.LittleEndian
 	switch t {
@@ -369,7 +474,7 @@ func (d *decoder) array(elem ValueType, n int) (any, error) {
 		s := make([]string, n)
 		for i := range s {
 			var err error
-			if s[i], err = d.str(); err != nil {
+			if s[i], err = d.str("string", MaxStringLen); err != nil {
 				return nil, err
 			}
 		}

@@ -55,6 +55,9 @@ type Value struct {
 	Type ValueType // the value's type; TypeArray for arrays
 	Elem ValueType // the element type of an array
 	V    any
+	// Offset is the byte offset of the key-value entry in the file, for
+	// errors; 0 for a value not read from a file.
+	Offset int64
 }
 
 // Int returns an integer value of any width as an int64, and whether the
