@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
@@ -323,7 +324,14 @@ func (c *Constraint) Check(r io.Reader) error {
 			return err
 		}
 		if !p.Push(b) {
-			return &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, Byte: b, Expected: p.Expected()}
+			e := &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, Byte: b, Expected: p.Expected()}
+			if b >= 0x80 {
+				more, _ := br.Peek(utf8.UTFMax - 1)
+				if r, n := utf8.DecodeRune(append([]byte{b}, more...)); r != utf8.RuneError || n > 1 {
+					e.Char = r
+				}
+			}
+			return e
 		}
 		p.Commit()
 		pos.advance(b)
@@ -363,6 +371,7 @@ type RejectError struct {
 	Offset    int    // byte offset of the refused byte, or the text's length
 	Line, Col int    // line and column (in characters) of Offset, from 1
 	Byte      byte   // the refused byte (when !EOF)
+	Char      rune   // the character it begins, when it begins a multi-byte one (else 0)
 	EOF       bool   // the text ended too early
 	Expected  string // what the constraint allowed there
 }
@@ -371,7 +380,11 @@ func (e *RejectError) Error() string {
 	if e.EOF {
 		return fmt.Sprintf("rejected at byte %d (line %d, column %d): the text ends too early; expected %s", e.Offset, e.Line, e.Col, e.Expected)
 	}
-	return fmt.Sprintf("rejected at byte %d (line %d, column %d): %s is not allowed; expected %s", e.Offset, e.Line, e.Col, quoteByte(e.Byte), e.Expected)
+	what := quoteByte(e.Byte)
+	if e.Char != 0 {
+		what = fmt.Sprintf("%q", e.Char)
+	}
+	return fmt.Sprintf("rejected at byte %d (line %d, column %d): %s is not allowed; expected %s", e.Offset, e.Line, e.Col, what, e.Expected)
 }
 
 // quoteByte shows a byte as a character when it is printable ASCII and

@@ -102,16 +102,36 @@ func (*jsonForText) UnmarshalText([]byte) error { return nil }
 
 func TestJSONForRefusals(t *testing.T) {
 	for name, f := range map[string]func() error{
-		"chan":          func() error { _, err := JSONFor[struct{ C chan int }](); return err },
-		"func":          func() error { _, err := JSONFor[func()](); return err },
-		"complex":       func() error { _, err := JSONFor[complex128](); return err },
-		"int keys":      func() error { _, err := JSONFor[map[int]string](); return err },
-		"method iface":  func() error { _, err := JSONFor[error](); return err },
-		"unmarshaler":   func() error { _, err := JSONFor[jsonForText](); return err },
-		"string option": func() error { _, err := JSONFor[struct{ N int `json:"n,string"` }](); return err },
-		"unknown key":   func() error { _, err := JSONFor[struct{ N int `jsonschema:"multipleOf=2"` }](); return err },
-		"bad number":    func() error { _, err := JSONFor[struct{ N int `jsonschema:"minimum=x"` }](); return err },
-		"bad enum":      func() error { _, err := JSONFor[struct{ N int `jsonschema:"enum=x"` }](); return err },
+		"chan":         func() error { _, err := JSONFor[struct{ C chan int }](); return err },
+		"func":         func() error { _, err := JSONFor[func()](); return err },
+		"complex":      func() error { _, err := JSONFor[complex128](); return err },
+		"int keys":     func() error { _, err := JSONFor[map[int]string](); return err },
+		"method iface": func() error { _, err := JSONFor[error](); return err },
+		"unmarshaler":  func() error { _, err := JSONFor[jsonForText](); return err },
+		"string option": func() error {
+			_, err := JSONFor[struct {
+				N int `json:"n,string"`
+			}]()
+			return err
+		},
+		"unknown key": func() error {
+			_, err := JSONFor[struct {
+				N int `jsonschema:"multipleOf=2"`
+			}]()
+			return err
+		},
+		"bad number": func() error {
+			_, err := JSONFor[struct {
+				N int `jsonschema:"minimum=x"`
+			}]()
+			return err
+		},
+		"bad enum": func() error {
+			_, err := JSONFor[struct {
+				N int `jsonschema:"enum=x"`
+			}]()
+			return err
+		},
 	} {
 		assert.Error(t, f(), name)
 	}

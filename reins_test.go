@@ -341,6 +341,9 @@ func TestMatch(t *testing.T) {
 	require.ErrorAs(t, spaced.Match([]byte("{\"a\":\n\xff")), &rej)
 	assert.Equal(t, 2, rej.Line)
 	assert.Contains(t, rej.Error(), `'\xff'`)
+	require.ErrorAs(t, c.Match([]byte(`{"é":1}`)), &rej)
+	assert.Equal(t, 'é', rej.Char)
+	assert.Contains(t, rej.Error(), `'é' is not allowed`)
 }
 
 // TestGenerateJSONValue: the JSON Value is the parsed text.

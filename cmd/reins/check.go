@@ -14,7 +14,7 @@ var errRejected = errors.New("rejected")
 
 func cmdCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	var cf constraintFlags
+	cf := constraintFlags{checking: true}
 	cf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins check (--grammar FILE | --regex RE | --schema FILE | --json-value) < TEXT\nExit status: 0 accepted, 1 rejected, 3 bad constraint or usage.")

@@ -19,6 +19,9 @@ type constraintFlags struct {
 	maxWS       int
 	indent      int
 	relax       listFlag
+	// checking is set for commands that judge given text (check, mask):
+	// JSON is then unbounded and whitespace free, as a writer's may be.
+	checking bool
 	// given lists the constraint flags on the command line, empty
 	// values included.
 	given []string
@@ -29,7 +32,11 @@ func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.regex, "regex", "", "constrain output to match this regular expression (the whole output; for the empty output write ^$)")
 	fs.StringVar(&c.schemaFile, "schema", "", "constrain output to JSON valid under this JSON Schema file")
 	fs.BoolVar(&c.jsonValue, "json-value", false, "constrain output to any JSON value (JSON mode)")
-	fs.IntVar(&c.maxWS, "max-whitespace", 0, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none, compact)")
+	ws, wsHelp := 0, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none, compact)"
+	if c.checking {
+		ws, wsHelp = checkWhitespace, "with --schema or --json-value: longest run of whitespace allowed between JSON tokens"
+	}
+	fs.IntVar(&c.maxWS, "max-whitespace", ws, wsHelp)
 	fs.IntVar(&c.indent, "indent", 0, "with --schema or --json-value: write the JSON indented by this many spaces per level, as json.MarshalIndent does (0: off)")
 	fs.Var(&c.relax, "relax", "with --schema: compile this keyword as if absent, where reins would refuse it (repeatable: uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties); outputs are still validated")
 }
@@ -54,10 +61,12 @@ type grammarError struct{ err error }
 func (e grammarError) Error() string { return e.err.Error() }
 func (e grammarError) Unwrap() error { return e.err }
 
-// maxIndent and maxWhitespace bound the JSON layout flags.
+// maxIndent and maxWhitespace bound the JSON layout flags;
+// checkWhitespace is check's and mask's default.
 const (
-	maxIndent     = 16
-	maxWhitespace = 64
+	maxIndent       = 16
+	maxWhitespace   = 64
+	checkWhitespace = 16
 )
 
 // constraint compiles the constraint the flags name, or returns nil when
@@ -104,5 +113,5 @@ func (c *constraintFlags) constraint(stderr io.Writer) (*reins.Constraint, error
 }
 
 func (c *constraintFlags) jsonOptions() *reins.JSONOptions {
-	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: c.maxWS, Relax: c.relax}
+	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: c.maxWS, Relax: c.relax, Unbounded: c.checking}
 }

@@ -164,7 +164,7 @@ func unfinished(err error) error {
 		return fmt.Errorf("the output fails the schema's keywords %v, which --relax left out of the grammar (nothing printed): %w", inv.Relaxed, inv.Err)
 	}
 	var u *reins.UnfinishedError
-	if !errors.As(err, &u) || u.Completion == nil {
+	if !errors.As(err, &u) || u.Completion == nil || len(u.Completion.Tokens) == 0 {
 		return err
 	}
 	text := u.Completion.Text

@@ -14,7 +14,7 @@ import (
 
 func cmdMask(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mask", flag.ContinueOnError)
-	var cf constraintFlags
+	cf := constraintFlags{checking: true}
 	cf.register(fs)
 	vocabPath := fs.String("vocab", "", "GGUF file whose vocabulary to use (vocabulary-only files work)")
 	fs.Usage = func() {
