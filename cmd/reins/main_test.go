@@ -199,8 +199,8 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", "--regex", ""}, "x", 3, ""},
 		{[]string{"check", "--schema", ""}, "x", 3, ""},
 		{[]string{"check", "--regex", "é+"}, "é\xff", 1, `'\xff' is not allowed`},
-		{[]string{"check", "--json-value"}, `{"a": [1, 2]}`, 1, "not allowed"},
-		{[]string{"check", "--json-value", "--max-whitespace", "1"}, `{"a": [1, 2]}`, 0, "accepted"},
+		{[]string{"check", "--json-value"}, `{"a": [1, 2], "b": "` + strings.Repeat("long ", 20) + `"}`, 0, "accepted"},
+		{[]string{"check", "--json-value", "--max-whitespace", "0"}, `{"a": [1, 2]}`, 1, "not allowed"},
 	}
 	for _, tt := range tests {
 		out, errOut, code := runCLIStdin(t, tt.stdin, tt.args...)
