@@ -14,8 +14,8 @@ import (
 	"math"
 	"os"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/fixture"
 )
 
@@ -31,14 +31,15 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	m, err := llama.Load(path, llama.Options{})
+	lm, err := llama.Load(path, llama.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	m := reins.New(lm)
 	defer m.Close()
 
 	ctx := context.Background()
-	c, err := decode.Complete(ctx, m, "Once upon a time", decode.Options{MaxTokens: 12, TopLogprobs: 3})
+	c, err := m.Generate(ctx, "Once upon a time", reins.Options{MaxTokens: 12, TopLogprobs: 3})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func main() {
 		fmt.Println()
 	}
 
-	s, err := decode.Score(ctx, m, "The cat sat on the mat.", decode.ScoreOptions{})
+	s, err := m.Score(ctx, "The cat sat on the mat.", reins.ScoreOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
