@@ -238,6 +238,3 @@ func (m *Matcher) Forced() []byte {
 
 // Expected describes what may come next, for error messages.
 func (m *Matcher) Expected() string { return m.p.Expected() }
-
-// Parser exposes the byte-level parser, for tools that walk it.
-func (m *Matcher) Parser() *earley.Parser { return m.p }

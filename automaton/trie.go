@@ -190,19 +190,12 @@ func (t *Trie) spellSingles(fn func(b byte)) {
 // Nodes returns the number of nodes, for sizing and benchmarks.
 func (t *Trie) Nodes() int { return len(t.nodes) }
 
-// ByteWalker is what a trie walk drives: the three verbs llguidance's
+// byteWalker is what a trie walk drives: the three verbs llguidance's
 // token trie uses. Push tries one more byte and reports whether the
 // parse can continue with it; Pop undoes the last n pushed bytes.
-type ByteWalker interface {
+type byteWalker interface {
 	Push(b byte) bool
 	Pop(n int)
-}
-
-// Walk calls allow for every token whose whole byte string w accepts,
-// and leaves w as it found it. It pushes each trie edge once, and skips
-// the subtree of an edge w refuses.
-func (t *Trie) Walk(w ByteWalker, allow func(tok int32)) {
-	t.walkRange(w, 0, len(t.nodes), 0, allow)
 }
 
 // walkDFA walks the trie with a parser's local automaton from state s0
@@ -243,8 +236,8 @@ type subtrees struct {
 // walk calls allow for every token of the subtrees whose whole byte
 // string w accepts. It pushes the path to each root (the first bytes of
 // any of its tokens), keeping what the previous root's path shares with
-// it, and walks the subtree as Walk does.
-func (s *subtrees) walk(v *vocab.Vocab, w ByteWalker, allow func(tok int32)) {
+// it, and walks the subtree as walkRange does.
+func (s *subtrees) walk(v *vocab.Vocab, w byteWalker, allow func(tok int32)) {
 	t := s.t
 	var path []byte // the bytes pushed
 	refused := -1   // the byte w refused after path, if any
@@ -278,8 +271,9 @@ func (s *subtrees) walk(v *vocab.Vocab, w ByteWalker, allow func(tok int32)) {
 }
 
 // walkRange walks nodes [from, to) (whole subtrees) whose parent is at
-// depth base, as Walk does, and leaves w as it found it.
-func (t *Trie) walkRange(w ByteWalker, from, to, base int, allow func(tok int32)) {
+// depth base, pushing each edge once and skipping the subtree of an edge
+// w refuses, and leaves w as it found it.
+func (t *Trie) walkRange(w byteWalker, from, to, base int, allow func(tok int32)) {
 	depth := base
 	for p := from; p < to; {
 		n := &t.nodes[p]
