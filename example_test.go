@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/reins-go/reins"
 )
@@ -178,4 +179,70 @@ func ExampleUnfinishedError() {
 	// Output:
 	// true true
 	// the output is unfinished: a budget of 10 tokens cannot hold the output: the shortest way to finish it takes 31
+}
+
+func ExampleModel_GenerateN() {
+	m := reins.Builtin()
+	outs, err := m.GenerateN(context.Background(), "The dog", 3, reins.Options{MaxTokens: 6, Temperature: 1, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	for i, out := range outs {
+		fmt.Printf("%d %q logprob %.2f\n", i, out.Text, out.Logprob())
+	}
+	// Output:
+	// 0 " er the rd" logprob -14.83
+	// 1 "htl rd" logprob -10.44
+	// 2 " in the og" logprob -7.86
+}
+
+// Under a Choice, Generate scores every option in full and returns the
+// most probable (or samples one), with every option's probability.
+func ExampleChoice() {
+	c, err := reins.Choice(" the river", " then", " tree")
+	if err != nil {
+		panic(err)
+	}
+	out, err := reins.Builtin().Generate(context.Background(), "The dog ran", reins.Options{Constraint: c})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%q\n", out.Text)
+	for _, o := range out.Options {
+		fmt.Printf("%q %.3f\n", o.Text, o.Prob)
+	}
+	// Output:
+	// " then"
+	// " the river" 0.048
+	// " then" 0.934
+	// " tree" 0.017
+}
+
+func ExampleJSONFor() {
+	type Answer struct {
+		Verdict string `json:"verdict" jsonschema:"enum=yes,enum=no"`
+		Score   int8   `json:"score"`
+	}
+	c, err := reins.JSONFor[Answer]()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Match([]byte(`{"verdict":"yes","score":-3}`)))
+	fmt.Println(c.Match([]byte(`{"verdict":"yes","score":300}`)) != nil) // 300 is no int8
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleConstraint_Check() {
+	c := reins.JSON()
+	err := c.Check(strings.NewReader(`{"a":[1,2,}`))
+	var rej *reins.RejectError
+	if errors.As(err, &rej) {
+		fmt.Println(rej.Offset, rej.Line, rej.Col)
+	}
+	fmt.Println(err)
+	// Output:
+	// 10 1 11
+	// rejected at byte 10 (line 1, column 11): '}' is not allowed; expected '"', '-', '0'-'9', '[', 'f', 'n', 't', '{'
 }
