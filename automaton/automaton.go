@@ -24,6 +24,7 @@ type Automaton struct {
 	trie      *Trie
 	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
 	eogMask   []uint32
+	singles   [4]uint64 // the bytes that are a token by themselves
 
 	// masks caches, per parser state signature, the tokens accepted
 	// whatever lies below the state, and the few whose fate depends on
@@ -126,6 +127,7 @@ func (a *Automaton) CachedStates() int {
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog)}
 	a.contexts.Max = maxContexts
+	t.spellSingles(func(b byte) { a.singles[b>>6] |= 1 << (b & 63) })
 	for _, id := range v.EOG() {
 		a.eogMask[id/32] |= 1 << (id % 32)
 	}

@@ -31,15 +31,16 @@ const (
 // costs returns the automaton's token prices, building them once.
 func (a *Automaton) costs() *earley.Costs {
 	a.costsOnce.Do(func() {
-		a.tokenCosts = tokenCosts(a.prog, a.trie)
+		a.tokenCosts = a.priceTokens()
 	})
 	return a.tokenCosts
 }
 
-// tokenCosts prices prog in tokens of t's vocabulary.
-func tokenCosts(prog *grammar.Prog, t *Trie) *earley.Costs {
-	var single [4]uint64 // bytes that are a token by themselves
-	t.spellSingles(func(b byte) { single[b>>6] |= 1 << (b & 63) })
+// priceTokens prices the automaton's program in tokens of its
+// vocabulary.
+func (a *Automaton) priceTokens() *earley.Costs {
+	prog, t := a.prog, a.trie
+	single := a.singles
 	byteCost := func(pc int) int32 {
 		in := prog.Inst[pc]
 		for c := int(in.Lo); c <= int(in.Hi); c++ {

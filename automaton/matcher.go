@@ -156,6 +156,25 @@ func (m *Matcher) record(at int) {
 	}
 }
 
+// Branches reports whether at least two tokens may come next, as far as
+// the next bytes tell without a mask: bytes the grammar allows whose
+// single-byte tokens the vocabulary has, and end-of-generation where the
+// output may end. It implements decode.Branching.
+func (m *Matcher) Branches() bool {
+	if m.ended {
+		return false
+	}
+	next, _ := m.p.Next()
+	n := 0
+	for i, w := range next {
+		n += bits.OnesCount64(w & m.a.singles[i])
+	}
+	if n < 2 && m.p.CanEnd() && len(m.a.vocab.EOG()) > 0 {
+		n++
+	}
+	return n >= 2
+}
+
 // CanEnd reports whether the output may end here.
 func (m *Matcher) CanEnd() bool { return m.ended || m.p.CanEnd() }
 

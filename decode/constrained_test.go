@@ -4,7 +4,9 @@ import (
 	"context"
 	"math"
 	"regexp"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +120,100 @@ func TestChoiceList(t *testing.T) {
 		seen[c.Text] = true
 	}
 	assert.GreaterOrEqual(t, len(seen), 3, "sampling reaches several choices: %v", seen)
+}
+
+// budgetOnly hides a matcher's Branches, so that generation fills every
+// mask before it evaluates.
+type budgetOnly struct{ m *automaton.Matcher }
+
+func (c budgetOnly) FillMask(mask []uint32) error { return c.m.FillMask(mask) }
+func (c budgetOnly) Advance(t int) error          { return c.m.Advance(t) }
+func (c budgetOnly) CanEnd() bool                 { return c.m.CanEnd() }
+func (c budgetOnly) TokensToEnd() int             { return c.m.TokensToEnd() }
+func (c budgetOnly) Snapshot() int                { return c.m.Snapshot() }
+func (c budgetOnly) Restore(mark int)             { c.m.Restore(mark) }
+func (c budgetOnly) FillMaskWithin(mask []uint32, budget int) error {
+	return c.m.FillMaskWithin(mask, budget)
+}
+
+// plainConstraint hides every method of a matcher but Constraint's, so
+// that generation neither defers masks nor keeps a budget.
+type plainConstraint struct{ m *automaton.Matcher }
+
+func (c plainConstraint) FillMask(mask []uint32) error { return c.m.FillMask(mask) }
+func (c plainConstraint) Advance(t int) error          { return c.m.Advance(t) }
+func (c plainConstraint) CanEnd() bool                 { return c.m.CanEnd() }
+
+// overlapConstraint records when each mask is filled.
+type overlapConstraint struct {
+	*automaton.Matcher
+	log *spans
+}
+
+func (c overlapConstraint) FillMask(mask []uint32) error {
+	start := time.Now()
+	time.Sleep(time.Millisecond) // a mask that takes its time
+	defer func() { c.log.add(&c.log.masks, start) }()
+	return c.Matcher.FillMask(mask)
+}
+
+// spans are the time spans of masks and evaluations.
+type spans struct {
+	mu           sync.Mutex
+	masks, evals [][2]time.Time
+}
+
+func (s *spans) add(to *[][2]time.Time, start time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*to = append(*to, [2]time.Time{start, time.Now()})
+}
+
+// during counts the masks whose span overlaps an evaluation's.
+func (s *spans) during() int {
+	n := 0
+	for _, m := range s.masks {
+		for _, e := range s.evals {
+			if m[0].Before(e[1]) && e[0].Before(m[1]) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// TestMasksWhileEvaluating: where no token is forced, the next mask is
+// filled while the model evaluates, and the output is what filling it
+// before would give.
+func TestMasksWhileEvaluating(t *testing.T) {
+	_, b := newFake(t)
+	a := bindGBNF(t, b.Vocab(), `root ::= "The " [a-z]+ " sat on the " [a-z ]+ "."`)
+	var log spans
+	b.BeforeEval = func([]decode.EvalRequest) error {
+		start := time.Now()
+		time.Sleep(3 * time.Millisecond) // a model that takes its time
+		log.add(&log.evals, start)
+		return nil
+	}
+	opts := decode.Options{MaxTokens: 200, Sampling: decode.SamplingOptions{Temperature: 1, Seed: 4}, TopLogprobs: 2,
+		Constraint: func() decode.Constraint { return overlapConstraint{a.NewMatcher(), &log} }}
+	c, err := decode.Complete(context.Background(), b, "x", opts)
+	require.NoError(t, err)
+	free := 0
+	for _, tok := range c.Tokens {
+		if !tok.Forced {
+			free++
+		}
+	}
+	// A state where one byte comes next ("T" then "h") has its mask filled
+	// before Eval, to see whether a token is forced; the others during.
+	during := log.during()
+	assert.GreaterOrEqual(t, 4*during, 3*free, "masks for free tokens are filled during Eval (%d of %d masks, %d free tokens)", during, len(log.masks), free)
+
+	b.BeforeEval = nil
+	opts.Constraint = func() decode.Constraint { return budgetOnly{a.NewMatcher()} }
+	want, err := decode.Complete(context.Background(), b, "x", opts)
+	require.NoError(t, err)
+	assert.Equal(t, want.Tokens, c.Tokens, "deferring the mask changes nothing")
 }

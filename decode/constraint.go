@@ -37,6 +37,16 @@ type Budgeted interface {
 	Restore(mark int)
 }
 
+// Branching is a Constraint that can tell, more cheaply than a mask, that
+// at least two tokens may come next, so that none is forced: generation
+// then fills the next mask while the model evaluates, not before.
+type Branching interface {
+	Constraint
+	// Branches reports that at least two tokens may come next; false
+	// when it cannot tell.
+	Branches() bool
+}
+
 // budgetWindow is how close, in tokens, the budget must come to
 // TokensToEnd before every allowed token is checked against it (the
 // constrained distribution is then over exactly the tokens that leave

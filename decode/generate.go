@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/reins-go/reins/vocab"
 )
@@ -188,6 +189,7 @@ type generator struct {
 	lp        []float32 // scratch log-probabilities
 	clp       []float32 // scratch constrained log-probabilities
 	top       []int     // scratch top-N ids
+	nctx      int       // the backend's ContextSize
 	first     bool      // no step taken yet
 	cancelled bool      // the context was cancelled
 }
@@ -205,11 +207,14 @@ type branch struct {
 	done     bool
 	finish   string
 	con      Constraint
-	bud      Budgeted // con, when it is Budgeted
-	mask     []uint32 // the constraint's mask
-	fresh    bool     // mask is that of con's current state
-	within   bool     // mask was filled within the budget (FillMaskWithin)
-	forced   []int    // forced tokens appended to ids, awaiting evaluation
+	bud      Budgeted  // con, when it is Budgeted
+	branch   Branching // con, when it is Branching
+	mask     []uint32  // the constraint's mask
+	fresh    bool      // mask is that of con's current state
+	sized    bool      // within is that of con's current state
+	within   bool      // the budget is close: masks are filled within it (FillMaskWithin)
+	maskErr  error     // the error of a mask filled during Eval
+	forced   []int     // forced tokens appended to ids, awaiting evaluation
 	logits   []float32
 }
 
@@ -237,7 +242,7 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 	if len(toks) >= b.ContextSize() {
 		return nil, fmt.Errorf("prompt is %d tokens, the context holds %d: shorten the prompt or enlarge the context", len(toks), b.ContextSize())
 	}
-	g := &generator{b: b, v: v, opts: opts, prompt: toks, first: true}
+	g := &generator{b: b, v: v, opts: opts, prompt: toks, first: true, nctx: b.ContextSize()}
 	for _, s := range opts.Stop {
 		g.maxStop = max(g.maxStop, len(s))
 	}
@@ -264,6 +269,7 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 				return nil, errors.New("Options.Constraint returned nil")
 			}
 			br.bud, _ = br.con.(Budgeted)
+			br.branch, _ = br.con.(Branching)
 			br.mask = make([]uint32, maskWords(nl))
 			if br.bud != nil {
 				if need, r := br.bud.TokensToEnd(), g.remaining(br); need > r {
@@ -283,7 +289,7 @@ func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, er
 // remaining returns how many more tokens branch br may take: what is left
 // of MaxTokens and of the context.
 func (g *generator) remaining(br *branch) int {
-	return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.b.ContextSize()-len(br.ids))
+	return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.nctx-len(br.ids))
 }
 
 // forceAhead appends the tokens the constraint leaves as the only choice,
@@ -291,6 +297,9 @@ func (g *generator) remaining(br *branch) int {
 // end-of-generation is left.
 func (g *generator) forceAhead(br *branch) error {
 	for g.remaining(br) > 0 {
+		if g.unforced(br) {
+			return nil // no token is forced: the mask is filled during the next Eval
+		}
 		if err := g.fillMask(br); err != nil {
 			return err
 		}
@@ -323,7 +332,7 @@ func (g *generator) forceAhead(br *branch) error {
 		if err := br.con.Advance(only); err != nil {
 			return fmt.Errorf("constraint refused the token it forced: %w", err)
 		}
-		br.fresh = false
+		br.advanced()
 		br.forced = append(br.forced, only)
 		br.ids = append(br.ids, only)
 	}
@@ -371,11 +380,28 @@ func (g *generator) step(ctx context.Context) error {
 		br.logits = br.logits[:want*nl]
 		g.reqs = append(g.reqs, EvalRequest{Seq: br.seq, Tokens: br.ids, Want: want, Logits: br.logits})
 	}
-	if err := g.b.Eval(ctx, g.reqs); err != nil {
+	// The masks the constraints will need next are filled while the
+	// model evaluates, so that a constrained token costs what a free one
+	// does.
+	var wg sync.WaitGroup
+	for _, br := range g.branches {
+		if !br.done && br.con != nil && !br.fresh {
+			wg.Go(func() { br.maskErr = g.fillMask(br) })
+		}
+	}
+	err := g.b.Eval(ctx, g.reqs)
+	wg.Wait()
+	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("evaluate: %w", err)
+	}
+	for _, br := range g.branches {
+		if err := br.maskErr; err != nil {
+			br.maskErr = nil
+			return err
+		}
 	}
 	if g.first {
 		g.first = false
@@ -487,13 +513,13 @@ func (g *generator) sample(br *branch, dist, logits []float32) (int, error) {
 		if err := br.con.Advance(id); err != nil {
 			return 0, fmt.Errorf("constraint refused a token its mask allowed: %w", err)
 		}
-		br.fresh = false
+		br.advanced()
 		if !check || br.bud.TokensToEnd() <= g.remaining(br)-1 {
 			return id, nil
 		}
 		// The token leaves no room to finish: take it out and draw again.
 		br.bud.Restore(mark)
-		br.fresh = true // the mask is the state's, less the tokens taken out
+		br.fresh, br.sized = true, true // the mask is the state's, less the tokens taken out
 		br.mask[id/32] &^= 1 << (id % 32)
 		if err := g.constrain(br, logits); err != nil {
 			return 0, g.noToken(br)
@@ -501,17 +527,40 @@ func (g *generator) sample(br *branch, dist, logits []float32) (int, error) {
 	}
 }
 
+// advanced marks what br knew of its constraint's state as stale.
+func (br *branch) advanced() { br.fresh, br.sized = false, false }
+
+// size decides, once per state, whether br's masks are filled within its
+// budget: when what is left of the budget comes close to the tokens
+// needed to finish.
+func (g *generator) size(br *branch) {
+	if !br.sized {
+		br.within = br.bud != nil && g.remaining(br)-1 < br.bud.TokensToEnd()+budgetWindow
+		br.sized = true
+	}
+}
+
+// unforced reports whether br's constraint says, without a mask, that
+// at least two tokens may come next, so that none is forced.
+func (g *generator) unforced(br *branch) bool {
+	if br.branch == nil || br.fresh {
+		return false
+	}
+	g.size(br)
+	return !br.within && br.branch.Branches()
+}
+
 // fillMask brings br.mask up to date with br's constraint, once per
-// state: within the budget when the budget is close.
+// state: within the budget when the budget is close. It touches only
+// br, and may run while the backend evaluates.
 func (g *generator) fillMask(br *branch) error {
 	if br.fresh {
 		return nil
 	}
-	r := g.remaining(br)
-	br.within = br.bud != nil && r-1 < br.bud.TokensToEnd()+budgetWindow
+	g.size(br)
 	var err error
 	if br.within {
-		err = br.bud.FillMaskWithin(br.mask, r)
+		err = br.bud.FillMaskWithin(br.mask, g.remaining(br))
 	} else {
 		err = br.con.FillMask(br.mask)
 	}
@@ -579,7 +628,7 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if br.done {
 		return nil
 	}
-	if len(br.gen) >= g.opts.MaxTokens || len(br.ids) >= g.b.ContextSize() {
+	if len(br.gen) >= g.opts.MaxTokens || len(br.ids) >= g.nctx {
 		br.finishWith(FinishLength)
 	}
 	return nil
@@ -672,7 +721,7 @@ func (g *generator) unfinished() error {
 			continue
 		}
 		what := "the token budget (MaxTokens) ran out"
-		if len(br.ids) >= g.b.ContextSize() {
+		if len(br.ids) >= g.nctx {
 			what = "the context is full"
 		}
 		errs = append(errs, &UnfinishedError{Branch: i, Reason: br.finish, Detail: what + " before the constraint was satisfied", Completion: cs[i]})
