@@ -103,16 +103,29 @@ const (
 	BoundedDepth  = 3
 )
 
-// Error is a schema that cannot be compiled, at a JSON pointer.
+// Error is a schema that cannot be compiled, at a JSON pointer. Every
+// error Compile returns about the schema is one (errors.As finds it);
+// only bad Options are not.
 type Error struct {
-	Pointer string // JSON pointer into the schema, "#" for its root
+	// Pointer is the JSON pointer of the schema object at fault: "#" for
+	// the root, "#/properties/a", or "URL#/..." in a document a Loader
+	// returned.
+	Pointer string
 	Keyword string // the keyword at fault, or ""
 	Msg     string
 	// Empty marks a schema that no value satisfies (false, an enum none
 	// of whose values fit, ...): not a failure where the value is
 	// optional (a property, an anyOf branch, further array items).
 	Empty bool
+	// Limit names the limit the schema exceeds ("MaxDepth", ...; see the
+	// constants), or is "".
+	Limit string
+	// Err is the cause, if any: a Loader's error, the validator's.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // isEmpty reports whether err is a schema no value satisfies.
 func isEmpty(err error) bool {
@@ -167,7 +180,16 @@ var annotations = map[string]bool{
 // A subschema no value satisfies drops the optional property or anyOf
 // branch it belongs to. Any other keyword is an *Error naming it and its
 // JSON pointer, unless Options.Relax names it.
-func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
+//
+// Compile's time and memory grow polynomially, and slowly, with the
+// schema's size: see the limits (MaxSchemaBytes and the others), past
+// which a schema is an *Error naming the limit.
+func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			g, err = nil, &Error{Pointer: "#", Msg: fmt.Sprintf("internal error compiling the schema (a bug in reins): %v", r)}
+		}
+	}()
 	if opts.MaxWhitespace == 0 {
 		opts.MaxWhitespace = 16
 	}
@@ -182,18 +204,22 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 			return nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
 		}
 	}
-	doc, order, err := decodeSchema(schema)
+	doc, order, err := decodeSchema(schema, false)
 	if err != nil {
-		return nil, fmt.Errorf("jsonschema: the schema is not JSON: %w", err)
+		return nil, err
 	}
 	if err := checkSchema(doc, schema, opts); err != nil { // a valid schema, first
 		return nil, err
 	}
-	refs, err := newRefs(doc, order, opts.baseURI(), opts.Loader)
+	refs, err := newRefs(doc, order, len(schema), opts.baseURI(), opts.Loader)
 	if err != nil {
-		return nil, fmt.Errorf("jsonschema: %w", err)
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
-	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs}
+	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs, rulePtr: map[string]string{"root": "#"}, ptr: "#"}
 	if root, ok := doc.(map[string]any); ok {
 		if uri, ok := root["$schema"].(string); ok {
 			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
@@ -213,6 +239,9 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 		c.g.Rules[0].Body = body
 	} else {
 		c.g.Rules[0].Body = grammar.Seq(c.ws(), body, c.ws())
+	}
+	if err := c.checkSize(); err != nil {
+		return nil, err
 	}
 	return c.g, nil
 }
@@ -305,6 +334,24 @@ type compiler struct {
 	// enforce (see presenceOneOf); objectType takes it and clears it.
 	presence [][]string
 	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
+	// typeSteps counts the schemas one typesOf visits (maxTypeSteps).
+	typeSteps int
+	ptr       string            // the schema being compiled
+	rulePtr   map[string]string // the schema each rule was made for
+	// propertyRank is each property name's first appearance in the
+	// documents' properties (see propertyOrder), found on first use.
+	propertyRank map[string]int
+	// validatorBytes counts the schemas subValidator compiles.
+	validatorBytes int
+	// schemaNodes are the grammars of the schemas compiled, inner ones
+	// first, for checkSize to name one too large.
+	schemaNodes []schemaNode
+	// literalBytes counts the JSON text of the enum and const values
+	// compiled (MaxLiteralBytes).
+	literalBytes int
+	// mergeWork counts the steps of merging (maxMergeWork); mergeDepth
+	// is how deeply flatten nests (maxMergeDepth).
+	mergeWork, mergeDepth int
 	// keysNotIn caches keyNotIn by its set of names.
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.
@@ -313,6 +360,44 @@ type compiler struct {
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
 	return &Error{Pointer: ptr, Keyword: kw, Msg: fmt.Sprintf(format, args...)}
+}
+
+// wrapf is an error at ptr and kw caused by err: its message, and its
+// limit when err is an *Error past one.
+func (c *compiler) wrapf(ptr, kw string, err error) error {
+	return wrapError(ptr, kw, err)
+}
+
+func wrapError(ptr, kw string, err error) error {
+	e := &Error{Pointer: ptr, Keyword: kw, Msg: err.Error(), Err: err}
+	var inner *Error
+	var limit *limitError
+	switch {
+	case errors.As(err, &inner):
+		e.Limit, e.Empty = inner.Limit, inner.Empty
+	case errors.As(err, &limit):
+		e.Limit = limit.limit
+	}
+	return e
+}
+
+// limitError is an error, without a pointer yet, for a schema past the
+// limit named limit.
+type limitError struct {
+	limit string
+	msg   string
+}
+
+func (e *limitError) Error() string { return e.msg }
+
+func limitErrorf(limit, format string, args ...any) error {
+	return &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
+}
+
+// limitf is an error at ptr and kw for a schema past the limit named
+// limit.
+func (c *compiler) limitf(ptr, kw, limit, format string, args ...any) error {
+	return &Error{Pointer: ptr, Keyword: kw, Limit: limit, Msg: fmt.Sprintf(format, args...)}
 }
 
 // emptyf is errorf for a schema that no value satisfies.
@@ -353,8 +438,11 @@ const maxSchemaNodes = 20000
 // schema compiles the schema at ptr.
 func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
 	if c.visited++; c.visited > maxSchemaNodes {
-		return nil, c.errorf(ptr, "", "the schema expands to more than %d subschemas (a recursive $ref merged by allOf?)", maxSchemaNodes)
+		return nil, c.limitf(ptr, "", limitSubschemas, "the schema expands to more than %d subschemas (a recursive $ref merged by allOf?)", maxSchemaNodes)
 	}
+	outer := c.ptr
+	c.ptr = ptr
+	defer func() { c.ptr = outer }()
 	switch s := s.(type) {
 	case bool:
 		if !s {
@@ -362,7 +450,11 @@ func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
 		}
 		return c.anyValue(), nil
 	case map[string]any:
-		return c.object(s, ptr)
+		n, err := c.object(s, ptr)
+		if err == nil {
+			c.schemaNodes = append(c.schemaNodes, schemaNode{n, ptr})
+		}
+		return n, err
 	}
 	return nil, c.errorf(ptr, "", "a schema must be an object or a boolean")
 }
@@ -541,18 +633,35 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	if !ok || len(list) == 0 {
 		return nil, c.errorf(ptr, kw, "must be a non-empty array")
 	}
-	if kw == "oneOf" { // exact as anyOf when no value satisfies two branches
-		for i := range list {
-			for j := i + 1; j < len(list); j++ {
-				if !c.disjoint(list[i], list[j]) {
-					return nil, c.errorf(ptr, kw, "branches %d and %d may both hold for one value: not supported", i, j)
-				}
+	var types []typeBits // of each branch, where oneOf leaves types out
+	if kw == "oneOf" {   // exact as anyOf when no value satisfies two branches
+		keep, err := c.oneOfTypes(list, siblings, ptr)
+		if err != nil {
+			return nil, err
+		}
+		types = make([]typeBits, len(list))
+		union := typeBits(0)
+		for i, b := range list {
+			types[i] = c.typesOf(b, 0)
+			union |= types[i]
+		}
+		if union&^keep == 0 {
+			types = nil // nothing to leave out
+		} else {
+			if siblings, err = c.restrictTypes(siblings, keep, ptr); err != nil {
+				return nil, err
+			}
+			if keep&tNull == 0 && c.nullable(siblings, list) {
+				return nil, c.errorf(ptr, "nullable", "nullable beside a oneOf that no null satisfies: not supported")
 			}
 		}
 	}
 	var alts []*grammar.Node
 	for i, b := range list {
 		bp := fmt.Sprintf("%s/%s/%d", ptr, kw, i)
+		if types != nil && types[i]&c.typesOf(siblings, 0) == 0 {
+			continue // a branch of types the oneOf leaves out
+		}
 		if len(siblings) > 0 {
 			bm, err := c.asObject(b, bp)
 			if err != nil {
@@ -561,7 +670,7 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 			if bm, err = c.flatten(bm, bp); err != nil {
 				return nil, err
 			}
-			if b, err = mergeSchemas(siblings, bm, bp); err != nil {
+			if b, err = c.mergeSchemas(siblings, bm, bp); err != nil {
 				return nil, err
 			}
 		}
@@ -583,12 +692,28 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	return grammar.Alt(alts...), nil
 }
 
+// nullable reports whether siblings or a branch of list says nullable
+// (which would add null to the types a merge keeps).
+func (c *compiler) nullable(siblings map[string]any, list []any) bool {
+	if n, _ := siblings["nullable"].(bool); n {
+		return true
+	}
+	for _, b := range list {
+		if m := c.deref(b); m == nil {
+			return true
+		} else if n, _ := m["nullable"].(bool); n {
+			return true
+		}
+	}
+	return false
+}
+
 // ref compiles a reference to a JSON pointer within the document as a
 // rule, so that recursive schemas become recursive rules.
 func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	target, err := c.refs.locate(r)
 	if err != nil {
-		return nil, c.errorf(ptr, "$ref", "%v", err)
+		return nil, c.wrapf(ptr, "$ref", err)
 	}
 	key := target + c.level()
 	if name, ok := c.rules[key]; ok {
@@ -600,10 +725,11 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	}
 	node, err := c.refs.resolve(target)
 	if err != nil {
-		return nil, c.errorf(ptr, "$ref", "%v", err)
+		return nil, c.wrapf(ptr, "$ref", err)
 	}
 	name := fmt.Sprintf("ref%d", len(c.rules))
 	c.rules[key] = name
+	c.rulePtr[name] = target
 	at := len(c.g.Rules)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	body, err := c.schema(node, target)
@@ -618,6 +744,9 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 // literals compiles enum or const: the values that the whole schema
 // accepts (checked with the validator), each in its canonical encoding.
 func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*grammar.Node, error) {
+	if len(vals) > MaxEnumValues {
+		return nil, c.limitf(ptr, kw, limitEnumValues, "%d values, more than the limit of %d (MaxEnumValues)", len(vals), MaxEnumValues)
+	}
 	// The values must satisfy the schema's other keywords too: validate
 	// each against the schema at ptr.
 	var sub *Validator
@@ -625,7 +754,7 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 	if !byType {
 		var err error
 		if sub, err = c.subValidator(s); err != nil {
-			return nil, c.errorf(ptr, kw, "%v", err)
+			return nil, c.wrapf(ptr, kw, err)
 		}
 	}
 	var alts []*grammar.Node
@@ -643,6 +772,12 @@ func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*gram
 		at := ptr + "/const"
 		if kw == "enum" {
 			at = fmt.Sprintf("%s/enum/%d", ptr, i)
+		}
+		if c.literalBytes += len(text); c.literalBytes > MaxLiteralBytes {
+			if len(text) > MaxLiteralBytes {
+				return nil, c.limitf(ptr, kw, limitLiteralBytes, "the value at %s is %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, len(text), MaxLiteralBytes)
+			}
+			return nil, c.limitf(ptr, kw, limitLiteralBytes, "with the value at %s, the enum and const values compiled take %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, c.literalBytes, MaxLiteralBytes)
 		}
 		n, err := c.literal(v, at)
 		if err != nil {
@@ -712,17 +847,28 @@ func typeFilter(s map[string]any, vals []any) (func(any) bool, bool) {
 // subValidator compiles the schema object s on its own, for checking
 // enum values; a schema with references cannot be taken out of its
 // document, so then enum must stand alone.
+//
+// Each costs the size of s, and a schema merged in many places is
+// compiled again in each: maxValidatorBytes bounds the total.
 func (c *compiler) subValidator(s map[string]any) (*Validator, error) {
 	for k := range s {
 		if k != "enum" && k != "const" && !annotations[k] {
-			if strings.Contains(mustJSON(s), `"$ref"`) {
+			text := mustJSON(s)
+			if c.validatorBytes += len(text); c.validatorBytes > maxValidatorBytes {
+				return nil, limitErrorf(limitWork, "checking enum and const values against their schemas would take more than %d bytes of schemas (a large schema merged in many places?)", maxValidatorBytes)
+			}
+			if strings.Contains(text, `"$ref"`) {
 				return nil, fmt.Errorf("enum or const beside references is not supported")
 			}
-			return NewValidator([]byte(mustJSON(s)), Options{})
+			return NewValidator([]byte(text), Options{})
 		}
 	}
 	return nil, nil
 }
+
+// maxValidatorBytes bounds the schemas subValidator compiles in one
+// compilation, all together.
+const maxValidatorBytes = 4 * MaxSchemaBytes
 
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
@@ -1171,92 +1317,30 @@ func jsonEncode(n *grammar.Node) (*grammar.Node, error) {
 }
 
 func (c *compiler) integer(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
+	nlo, nhi, err := c.numberBounds(s, ptr, handled)
+	if err != nil {
+		return nil, err
+	}
+	// The tightest integer bounds: above an excluded minimum, at or
+	// above an included one; the same below the maximum.
 	var lo, hi *big.Int
-	bound := func(kw string, exclusive bool, isMin bool) error {
-		v, ok := s[kw]
-		if !ok {
-			return nil
-		}
-		handled[kw] = true
-		if b, isBool := v.(bool); isBool { // draft 4: exclusiveMinimum is a flag
-			if !b {
-				return nil
-			}
-			base := "maximum"
-			if isMin {
-				base = "minimum"
-			}
-			if _, ok := s[base]; !ok {
-				return c.errorf(ptr, kw, "without %s", base)
-			}
-			if isMin {
-				lo.Add(lo, big.NewInt(1))
-			} else {
-				hi.Sub(hi, big.NewInt(1))
-			}
-			return nil
-		}
-		num, ok := v.(json.Number)
-		if !ok {
-			return c.errorf(ptr, kw, "must be a number")
-		}
-		r, ok := new(big.Rat).SetString(num.String())
-		if !ok {
-			return c.errorf(ptr, kw, "bad number %s", num)
-		}
-		// The tightest integer bound: ceil for minimums, floor for maximums.
-		q := new(big.Int).Quo(r.Num(), r.Denom())
-		isInt := r.IsInt()
-		if isMin {
-			if !isInt && r.Sign() > 0 {
-				q.Add(q, big.NewInt(1))
-			}
-			if exclusive && isInt {
-				q.Add(q, big.NewInt(1))
-			}
-			if lo == nil || q.Cmp(lo) > 0 {
-				lo = q
-			}
-		} else {
-			if !isInt && r.Sign() < 0 {
-				q.Sub(q, big.NewInt(1))
-			}
-			if exclusive && isInt {
-				q.Sub(q, big.NewInt(1))
-			}
-			if hi == nil || q.Cmp(hi) < 0 {
-				hi = q
-			}
-		}
-		return nil
-	}
-	for _, b := range []struct {
-		kw        string
-		exclusive bool
-		min       bool
-	}{{"minimum", false, true}, {"maximum", false, false}, {"exclusiveMinimum", true, true}, {"exclusiveMaximum", true, false}} {
-		if _, isBool := s[b.kw].(bool); isBool {
-			continue // draft 4 flags, applied below
-		}
-		if err := bound(b.kw, b.exclusive, b.min); err != nil {
-			return nil, err
+	if nlo != nil {
+		lo = floorRat(nlo.v)
+		if nlo.strict || !nlo.v.IsInt() {
+			lo.Add(lo, big.NewInt(1))
 		}
 	}
-	for _, b := range []struct {
-		kw  string
-		min bool
-	}{{"exclusiveMinimum", true}, {"exclusiveMaximum", false}} {
-		if _, isBool := s[b.kw].(bool); isBool {
-			if err := bound(b.kw, true, b.min); err != nil {
-				return nil, err
-			}
+	if nhi != nil {
+		hi = floorRat(nhi.v)
+		if nhi.strict && nhi.v.IsInt() {
+			hi.Sub(hi, big.NewInt(1))
 		}
 	}
 	if _, ok := s["multipleOf"]; ok {
 		return nil, c.errorf(ptr, "multipleOf", "not supported")
 	}
 	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
-		return nil, c.errorf(ptr, "maximum", "no integer lies between the bounds")
+		return nil, c.emptyf(ptr, "maximum", "no integer lies between the bounds")
 	}
 	if c.opts.Bounded {
 		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(BoundedDigits), nil)
@@ -1275,4 +1359,11 @@ func (c *compiler) integer(s map[string]any, ptr string, handled map[string]bool
 		}
 	}
 	return intRange(lo, hi), nil
+}
+
+// floorRat is the largest integer at most r.
+func floorRat(r *big.Rat) *big.Int {
+	// Div rounds towards minus infinity for a positive divisor, and a
+	// Rat's denominator is positive.
+	return new(big.Int).Div(r.Num(), r.Denom())
 }

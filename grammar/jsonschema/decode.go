@@ -4,30 +4,54 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// keyOrder is the order of the keys of each object of a document, by
-// JSON pointer ("#", "#/properties", ...): Go maps forget it, and object
-// properties are written in schema order.
+// keyOrder is the order of the keys of the objects of a document whose
+// order matters (see keepsOrder), by JSON pointer ("#/properties", ...):
+// Go maps forget it, and object properties and literals are written in
+// schema order.
 type keyOrder struct {
 	keys map[string][]string // each object's keys, as written (repeats too)
 	ptrs []string            // the objects, in document order
 }
 
-// maxDepth bounds how deeply a document nests, as encoding/json's does.
-const maxDepth = 10000
+// keepsOrder reports whether the key order of the object at path is
+// kept: the names of properties, and objects in enum and const values.
+// Keeping every object's would take memory of the document's size times
+// its depth, in pointers.
+func keepsOrder(path []string) bool {
+	if len(path) > 0 && path[len(path)-1] == "properties" {
+		return true
+	}
+	for _, p := range path {
+		if p == "enum" || p == "const" {
+			return true
+		}
+	}
+	return false
+}
 
 // decodeSchema decodes a schema document as encoding/json decodes into
 // an any with UseNumber (objects map[string]any with the last of
 // repeated keys, arrays []any, numbers json.Number, invalid UTF-8 and
 // lone surrogates as U+FFFD), and records its key order, in one pass.
-// Anything after the value but whitespace is an error.
-func decodeSchema(data []byte) (any, *keyOrder, error) {
-	d := &decoder{data: data, order: &keyOrder{keys: map[string][]string{}}}
+// Anything after the value but whitespace is an error. Errors are
+// *Error: the pointer of the value at fault, and the line and column.
+//
+// The document is held to MaxSchemaBytes, MaxDepth and MaxNumberDigits.
+// With quiet, errors show none of the document's bytes (a document a
+// Loader returned may be a file nobody meant to show).
+func decodeSchema(data []byte, quiet bool) (any, *keyOrder, error) {
+	d := &decoder{data: data, quiet: quiet, order: &keyOrder{keys: map[string][]string{}}}
+	if len(data) > MaxSchemaBytes {
+		return nil, nil, &Error{Pointer: "#", Limit: limitSchemaBytes,
+			Msg: fmt.Sprintf("the document is %d bytes, more than the limit of %d (MaxSchemaBytes)", len(data), MaxSchemaBytes)}
+	}
 	d.space()
-	v, err := d.value("#", 0)
+	v, err := d.value(0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,11 +67,19 @@ type decoder struct {
 	data  []byte
 	pos   int
 	order *keyOrder
-	buf   []byte // a string being unescaped
+	buf   []byte   // a string being unescaped
+	path  []string // the keys and indexes from the root to the value being read
+	quiet bool     // errors name positions only, not bytes
 }
 
-// errorf is an error naming the line and column of the current byte.
+// errorf is an error at the current byte: its line and column, and the
+// JSON pointer of the value being read.
 func (d *decoder) errorf(format string, args ...any) error {
+	return d.limitf("", format, args...)
+}
+
+// limitf is errorf for a document past the limit named limit.
+func (d *decoder) limitf(limit, format string, args ...any) error {
 	line, col := 1, 1
 	for _, b := range d.data[:min(d.pos, len(d.data))] {
 		if b == '\n' {
@@ -56,15 +88,28 @@ func (d *decoder) errorf(format string, args ...any) error {
 			col++
 		}
 	}
-	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+	e := &Error{Pointer: "#", Limit: limit, Msg: fmt.Sprintf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))}
+	if limit == "" {
+		e.Msg = "not JSON: " + e.Msg
+	}
+	if n := len(d.path); n > 0 {
+		e.Pointer, e.Keyword = pointerOf(d.path[:n-1]), escapePointer(d.path[n-1])
+	}
+	return e
 }
 
 // unexpected is the error for the current byte, or for the end.
 func (d *decoder) unexpected(what string) error {
-	if d.pos >= len(d.data) {
+	switch {
+	case d.pos >= len(d.data):
 		return d.errorf("unexpected end of the document, looking for %s", what)
+	case d.quiet:
+		return d.errorf("unexpected character, looking for %s", what)
 	}
-	return d.errorf("unexpected %q, looking for %s", rune(d.data[d.pos]), what)
+	if r, size := utf8.DecodeRune(d.data[d.pos:]); r != utf8.RuneError || size > 1 {
+		return d.errorf("unexpected %q, looking for %s", r, what)
+	}
+	return d.errorf("unexpected byte \\x%02x, looking for %s", d.data[d.pos], what)
 }
 
 func (d *decoder) space() {
@@ -78,23 +123,20 @@ func (d *decoder) space() {
 	}
 }
 
-// value decodes the value at d.pos, whose pointer is ptr (built only for
-// objects and arrays, which need it).
-func (d *decoder) value(ptr string, depth int) (any, error) {
+// value decodes the value at d.pos, whose path is d.path.
+func (d *decoder) value(depth int) (any, error) {
 	if d.pos >= len(d.data) {
 		return nil, d.unexpected("a value")
 	}
 	switch c := d.data[d.pos]; {
-	case c == '{':
-		if depth >= maxDepth {
-			return nil, d.errorf("nested more than %d deep", maxDepth)
+	case c == '{' || c == '[':
+		if depth >= MaxDepth {
+			return nil, d.limitf(limitDepth, "nested more than %d deep (MaxDepth)", MaxDepth)
 		}
-		return d.object(ptr, depth+1)
-	case c == '[':
-		if depth >= maxDepth {
-			return nil, d.errorf("nested more than %d deep", maxDepth)
+		if c == '{' {
+			return d.object(depth + 1)
 		}
-		return d.array(ptr, depth+1)
+		return d.array(depth + 1)
 	case c == '"':
 		return d.string()
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -118,15 +160,21 @@ func (d *decoder) literal(word string) bool {
 	return false
 }
 
-func (d *decoder) object(ptr string, depth int) (any, error) {
+func (d *decoder) object(depth int) (any, error) {
 	d.pos++ // {
 	out := map[string]any{}
 	var keys []string
-	d.order.ptrs = append(d.order.ptrs, ptr)
+	ptr := ""
+	if keepsOrder(d.path) {
+		ptr = pointerOf(d.path)
+		d.order.ptrs = append(d.order.ptrs, ptr)
+	}
 	d.space()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
-		d.order.keys[ptr] = keys
+		if ptr != "" {
+			d.order.keys[ptr] = keys
+		}
 		return out, nil
 	}
 	for {
@@ -143,22 +191,24 @@ func (d *decoder) object(ptr string, depth int) (any, error) {
 		}
 		d.pos++
 		d.space()
-		var sub string
-		if d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
-			sub = ptr + "/" + escapePointer(key)
-		}
-		v, err := d.value(sub, depth)
+		d.path = append(d.path, key)
+		v, err := d.value(depth)
 		if err != nil {
 			return nil, err
 		}
+		d.path = d.path[:len(d.path)-1]
 		out[key] = v
-		keys = append(keys, key)
+		if ptr != "" {
+			keys = append(keys, key)
+		}
 		more, err := d.more('}', "',' or '}' in an object")
 		if err != nil {
 			return nil, err
 		}
 		if !more {
-			d.order.keys[ptr] = keys
+			if ptr != "" {
+				d.order.keys[ptr] = keys
+			}
 			return out, nil
 		}
 	}
@@ -180,7 +230,7 @@ func (d *decoder) more(closing byte, want string) (bool, error) {
 	return false, d.unexpected(want)
 }
 
-func (d *decoder) array(ptr string, depth int) (any, error) {
+func (d *decoder) array(depth int) (any, error) {
 	d.pos++ // [
 	out := []any{}
 	d.space()
@@ -189,14 +239,12 @@ func (d *decoder) array(ptr string, depth int) (any, error) {
 		return out, nil
 	}
 	for i := 0; ; i++ {
-		var sub string
-		if d.pos < len(d.data) && (d.data[d.pos] == '{' || d.data[d.pos] == '[') {
-			sub = ptr + "/" + strconv.Itoa(i)
-		}
-		v, err := d.value(sub, depth)
+		d.path = append(d.path, strconv.Itoa(i))
+		v, err := d.value(depth)
 		if err != nil {
 			return nil, err
 		}
+		d.path = d.path[:len(d.path)-1]
 		out = append(out, v)
 		more, err := d.more(']', "',' or ']' in an array")
 		if err != nil {
@@ -209,9 +257,15 @@ func (d *decoder) array(ptr string, depth int) (any, error) {
 }
 
 // number reads a number as the JSON grammar writes it, into a
-// json.Number.
-func (d *decoder) number() (any, error) {
+// json.Number: at most MaxNumberDigits digits, and an exponent of at
+// most MaxNumberDigits (a validator writes 1e999999 out in full).
+func (d *decoder) number() (_ any, err error) {
 	start := d.pos
+	defer func() {
+		if err == nil {
+			err = d.checkNumber(start)
+		}
+	}()
 	digits := func() int {
 		n := 0
 		for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
@@ -247,6 +301,26 @@ func (d *decoder) number() (any, error) {
 	return json.Number(d.data[start:d.pos]), nil
 }
 
+// checkNumber holds the number just read, from start, to
+// MaxNumberDigits.
+func (d *decoder) checkNumber(start int) error {
+	text := string(d.data[start:d.pos])
+	mant, exp, _ := strings.Cut(strings.ToLower(text), "e")
+	digits := len(mant) - strings.Count(mant, "-") - strings.Count(mant, ".")
+	if digits > MaxNumberDigits {
+		d.pos = start
+		return d.limitf(limitNumberDigits, "a number of %d digits, more than the limit of %d (MaxNumberDigits)", digits, MaxNumberDigits)
+	}
+	if exp != "" {
+		e := strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+		if n, err := strconv.Atoi(e); e != "" && (err != nil || n > MaxNumberDigits) {
+			d.pos = start
+			return d.limitf(limitNumberDigits, "a number whose exponent is beyond ±%d (MaxNumberDigits)", MaxNumberDigits)
+		}
+	}
+	return nil
+}
+
 // string reads a string at d.pos (its opening quote).
 func (d *decoder) string() (string, error) {
 	d.pos++ // "
@@ -273,6 +347,9 @@ func (d *decoder) string() (string, error) {
 			d.pos++
 			return string(d.buf), nil
 		case c < 0x20:
+			if d.quiet {
+				return "", d.errorf("a control character in a string")
+			}
 			return "", d.errorf("control character %#02x in a string", c)
 		case c == '\\':
 			r, err := d.escape()

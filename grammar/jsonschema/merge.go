@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -40,10 +41,78 @@ func isAssertion(k string) bool {
 	return false
 }
 
+// Merging (allOf, and the siblings of $ref) expands references in
+// place, so its work is bounded apart from the schema's size: a chain of
+// definitions each an allOf of two references to the next doubles it at
+// each level, and one that refers to itself never ends.
+const (
+	// maxMergeWork bounds the steps of all merges of one compilation:
+	// each key merged, each value compared, each schema flattened.
+	maxMergeWork = 1 << 20
+	// maxMergeDepth bounds how deeply flatten nests (an allOf whose
+	// branch is an allOf, through references).
+	maxMergeDepth = 64
+)
+
+// workError is the error past maxMergeWork.
+func (c *compiler) workError(ptr string) error {
+	return c.limitf(ptr, "allOf", limitWork, "merging allOf branches and the siblings of $ref would take more than %d steps (a $ref merged into itself, or doubling at each level?)", maxMergeWork)
+}
+
+// overWork adds n steps of merging and reports whether the budget is
+// spent.
+func (c *compiler) overWork(n int) bool {
+	c.mergeWork += n
+	return c.mergeWork > maxMergeWork
+}
+
+// equal is reflect.DeepEqual on decoded JSON, a step per value, that
+// gives up (false) once the merge budget is spent.
+func (c *compiler) equal(a, b any) bool {
+	if c.overWork(1) {
+		return false
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || !c.equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !c.equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number, string, bool, nil:
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
+}
+
 // mergeSchemas returns one schema object equivalent to both a and b
 // holding (allOf), or an error naming the keyword where that cannot be
 // done exactly.
-func mergeSchemas(a, b map[string]any, ptr string) (map[string]any, error) {
+func (c *compiler) mergeSchemas(a, b map[string]any, ptr string) (out map[string]any, err error) {
+	if c.overWork(len(a) + len(b)) {
+		return nil, c.workError(ptr)
+	}
+	defer func() {
+		if err == nil && c.mergeWork > maxMergeWork {
+			out, err = nil, c.workError(ptr)
+		}
+	}()
 	refuse := func(k, why string) error {
 		return &Error{Pointer: ptr, Keyword: k, Msg: "cannot merge (allOf or siblings): " + why}
 	}
@@ -75,19 +144,46 @@ func mergeSchemas(a, b map[string]any, ptr string) (map[string]any, error) {
 		}
 		return false
 	}
-	if hasAny(a) && hasAny(b) && !equalFor(a, b, arrayKW) {
+	if hasAny(a) && hasAny(b) && !c.equalFor(a, b, arrayKW) {
 		return nil, refuse("items", "array keywords on both sides")
 	}
-	out := maps.Clone(a)
+	out = maps.Clone(a)
+	// Numeric bounds merge as pairs (a bound and whether it is
+	// excluded), compared exactly: draft 4's exclusiveMinimum true
+	// belongs to its own minimum, not to the merged one.
+	for _, isMin := range []bool{true, false} {
+		base, ex := boundKeywords(isMin)
+		ba, errA := readBound(a, isMin)
+		bb, errB := readBound(b, isMin)
+		for _, err := range []*boundError{errA, errB} {
+			if err != nil {
+				return nil, &Error{Pointer: ptr, Keyword: err.kw, Msg: "cannot merge (allOf or siblings): " + err.Error(), Limit: limitOf(err)}
+			}
+		}
+		delete(out, base)
+		delete(out, ex)
+		switch t := tighter(ba, bb, isMin); {
+		case t == nil:
+		case !t.strict:
+			out[base] = t.text
+		case t.flag: // draft 4
+			out[base], out[ex] = t.text, true
+		default:
+			out[ex] = t.text
+		}
+	}
 	keys := slices.Sorted(maps.Keys(b))
 	for _, k := range keys {
+		if k == "minimum" || k == "maximum" || k == "exclusiveMinimum" || k == "exclusiveMaximum" {
+			continue // merged above
+		}
 		vb := b[k]
 		va, exists := out[k]
 		if !exists {
 			out[k] = vb
 			continue
 		}
-		if reflect.DeepEqual(va, vb) {
+		if c.equal(va, vb) {
 			continue
 		}
 		switch {
@@ -101,13 +197,13 @@ func mergeSchemas(a, b map[string]any, ptr string) (map[string]any, error) {
 			}
 			merged := maps.Clone(pa)
 			for name, s := range pb {
-				if prev, ok := merged[name]; ok && !reflect.DeepEqual(prev, s) {
+				if prev, ok := merged[name]; ok && !c.equal(prev, s) {
 					pm, ok1 := prev.(map[string]any)
 					sm, ok2 := s.(map[string]any)
 					if !ok1 || !ok2 {
 						return nil, refuse(k, fmt.Sprintf("property %q has two schemas", name))
 					}
-					m, err := mergeSchemas(pm, sm, ptr+"/properties/"+escapePointer(name))
+					m, err := c.mergeSchemas(pm, sm, ptr+"/properties/"+escapePointer(name))
 					if err != nil {
 						return nil, err
 					}
@@ -142,10 +238,14 @@ func mergeSchemas(a, b map[string]any, ptr string) (map[string]any, error) {
 				return nil, refuse(k, "no type satisfies both")
 			}
 			out[k] = both
-		case k == "minimum" || k == "minLength" || k == "minItems" || k == "minProperties":
-			out[k] = pick(va, vb, true)
-		case k == "maximum" || k == "maxLength" || k == "maxItems" || k == "maxProperties":
-			out[k] = pick(va, vb, false)
+		case k == "minLength" || k == "minItems" || k == "minProperties" || k == "minContains":
+			if out[k], err = pick(va, vb, true); err != nil {
+				return nil, refuse(k, err.Error())
+			}
+		case k == "maxLength" || k == "maxItems" || k == "maxProperties" || k == "maxContains":
+			if out[k], err = pick(va, vb, false); err != nil {
+				return nil, refuse(k, err.Error())
+			}
 		default:
 			return nil, refuse(k, "both schemas set it differently")
 		}
@@ -153,9 +253,9 @@ func mergeSchemas(a, b map[string]any, ptr string) (map[string]any, error) {
 	return out, nil
 }
 
-func equalFor(a, b map[string]any, keys []string) bool {
+func (c *compiler) equalFor(a, b map[string]any, keys []string) bool {
 	for _, k := range keys {
-		if !reflect.DeepEqual(a[k], b[k]) {
+		if !c.equal(a[k], b[k]) {
 			return false
 		}
 	}
@@ -172,24 +272,47 @@ func typeSet(v any) []any {
 	return nil
 }
 
-// pick returns the larger (or smaller) of two JSON numbers.
-func pick(a, b any, larger bool) any {
+// pick returns the larger (or smaller) of two JSON numbers, compared
+// exactly.
+func pick(a, b any, larger bool) (any, error) {
 	na, okA := a.(json.Number)
 	nb, okB := b.(json.Number)
 	if !okA || !okB {
-		return a
+		return nil, fmt.Errorf("must be a number")
 	}
-	fa, _ := na.Float64()
-	fb, _ := nb.Float64()
-	if (fb > fa) == larger {
-		return b
+	ra, err := parseNumber(na)
+	if err != nil {
+		return nil, err
 	}
-	return a
+	rb, err := parseNumber(nb)
+	if err != nil {
+		return nil, err
+	}
+	if (rb.Cmp(ra) > 0) == larger {
+		return b, nil
+	}
+	return a, nil
+}
+
+// limitOf is the limit err exceeds, or "".
+func limitOf(err error) string {
+	var l *limitError
+	if errors.As(err, &l) {
+		return l.limit
+	}
+	return ""
 }
 
 // flatten resolves allOf (and draft 2019+ siblings of $ref) into one
 // schema object by merging, recursively.
 func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error) {
+	if c.mergeDepth++; c.mergeDepth > maxMergeDepth {
+		return nil, c.limitf(ptr, "allOf", limitWork, "allOf branches and references nest more than %d deep when merged (a $ref merged into itself?)", maxMergeDepth)
+	}
+	defer func() { c.mergeDepth-- }()
+	if c.overWork(1) {
+		return nil, c.workError(ptr)
+	}
 	for depth := 0; ; depth++ {
 		if depth > 16 {
 			return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: "references nest too deeply to merge"}
@@ -204,7 +327,7 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 		if hasRef && constraining && !c.oldDraft {
 			_, target, err := c.refs.target(ref)
 			if err != nil {
-				return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
+				return nil, wrapError(ptr, "$ref", err)
 			}
 			t, ok := target.(map[string]any)
 			if !ok {
@@ -212,7 +335,7 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 			}
 			rest := maps.Clone(s)
 			delete(rest, "$ref")
-			m, err := mergeSchemas(rest, t, ptr)
+			m, err := c.mergeSchemas(rest, t, ptr)
 			if err != nil {
 				return nil, err
 			}
@@ -256,7 +379,7 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 			if sm, err = c.inlineRef(sm, sp); err != nil {
 				return nil, err
 			}
-			if out, err = mergeSchemas(out, sm, ptr); err != nil {
+			if out, err = c.mergeSchemas(out, sm, ptr); err != nil {
 				return nil, err
 			}
 		}
@@ -275,7 +398,7 @@ func (c *compiler) inlineRef(s map[string]any, ptr string) (map[string]any, erro
 		}
 		_, target, err := c.refs.target(ref)
 		if err != nil {
-			return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
+			return nil, wrapError(ptr, "$ref", err)
 		}
 		t, err := c.asObject(target, ptr)
 		if err != nil {
@@ -290,7 +413,7 @@ func (c *compiler) inlineRef(s map[string]any, ptr string) (map[string]any, erro
 		}
 		rest := maps.Clone(s)
 		delete(rest, "$ref")
-		if s, err = mergeSchemas(rest, t, ptr); err != nil {
+		if s, err = c.mergeSchemas(rest, t, ptr); err != nil {
 			return nil, err
 		}
 	}
@@ -323,7 +446,7 @@ func (c *compiler) asObject(sub any, ptr string) (map[string]any, error) {
 			}
 			_, t, err := c.refs.target(ref)
 			if err != nil {
-				return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: err.Error()}
+				return nil, wrapError(ptr, "$ref", err)
 			}
 			sub = t
 		default:

@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,11 +73,31 @@ func checkSchema(doc any, raw []byte, opts Options) error {
 	}
 	meta, ok := metas[url]
 	if !ok {
-		_, err := NewValidator(raw, opts)
-		return err
+		if _, err := NewValidator(raw, opts); err != nil {
+			return schemaError(err)
+		}
+		return nil
 	}
 	if err := meta.Validate(doc); err != nil {
-		return fmt.Errorf("jsonschema: invalid schema: %w", err)
+		return schemaError(err)
 	}
 	return nil
+}
+
+// schemaError is the *Error for a schema the validator finds invalid:
+// at the pointer of the first fault it names, with its message.
+func schemaError(err error) error {
+	var ve *santhosh.ValidationError
+	if !errors.As(err, &ve) {
+		return &Error{Pointer: "#", Msg: err.Error(), Err: err}
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	e := &Error{Pointer: "#" + leaf.InstanceLocation, Msg: "invalid schema: " + leaf.Message, Err: err}
+	if i := strings.LastIndexByte(e.Pointer, '/'); i >= 0 {
+		e.Pointer, e.Keyword = e.Pointer[:i], e.Pointer[i+1:]
+	}
+	return e
 }

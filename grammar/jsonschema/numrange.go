@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"strconv"
+	"strings"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -281,68 +283,147 @@ func altOrNil(alts []*grammar.Node) *grammar.Node {
 	return grammar.Alt(alts...)
 }
 
-// numberBounds reads minimum, maximum, exclusiveMinimum and
-// exclusiveMaximum (draft 4's boolean flags too), keeping the tightest.
-func (c *compiler) numberBounds(s map[string]any, ptr string, handled map[string]bool) (lo, hi *numBound, err error) {
-	tighter := func(b *numBound, isMin bool, cur *numBound) *numBound {
-		if cur == nil {
-			return b
+// parseNumber returns the exact value of the JSON number num, refused
+// when written out in full it would have more than MaxNumberDigits
+// digits before or after the point (1e999 has 1,000 zeros): a bound is
+// compiled digit by digit, and big.Rat would write it out to compare.
+func parseNumber(num json.Number) (*big.Rat, error) {
+	text := num.String()
+	mant, expText, hasExp := strings.Cut(strings.ToLower(text), "e")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(strings.TrimPrefix(expText, "+"))
+		if err != nil || e > MaxNumberDigits || e < -MaxNumberDigits {
+			return nil, limitErrorf(limitNumberDigits, "number %.40s: its exponent is beyond ±%d (MaxNumberDigits)", text, MaxNumberDigits)
 		}
-		cmp := b.v.Cmp(cur.v)
-		if !isMin {
-			cmp = -cmp
-		}
-		if cmp > 0 || (cmp == 0 && b.strict) {
-			return b
-		}
-		return cur
+		exp = e
 	}
-	for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-		v, ok := s[kw]
-		if !ok {
-			continue
+	intPart, frac, _ := strings.Cut(strings.TrimPrefix(mant, "-"), ".")
+	digits := intPart + frac
+	lead := len(digits) - len(strings.TrimLeft(digits, "0"))
+	trail := len(digits) - len(strings.TrimRight(digits, "0"))
+	if lead < len(digits) { // not zero
+		point := len(intPart) + exp // the point's place in digits
+		if n := point - lead; n > MaxNumberDigits {
+			return nil, limitErrorf(limitNumberDigits, "number %.40s has %d digits before the point written out, more than the limit of %d (MaxNumberDigits)", text, n, MaxNumberDigits)
 		}
-		handled[kw] = true
-		isMin := kw == "minimum" || kw == "exclusiveMinimum"
-		strict := kw == "exclusiveMinimum" || kw == "exclusiveMaximum"
-		if flag, isBool := v.(bool); isBool { // draft 4: a flag on minimum or maximum
-			if !flag {
-				continue
-			}
-			base := "maximum"
-			if isMin {
-				base = "minimum"
-			}
-			if _, ok := s[base]; !ok {
-				return nil, nil, c.errorf(ptr, kw, "without %s", base)
-			}
-			continue // applied with its base below
+		if n := len(digits) - trail - point; n > MaxNumberDigits {
+			return nil, limitErrorf(limitNumberDigits, "number %.40s has %d digits after the point written out, more than the limit of %d (MaxNumberDigits)", text, n, MaxNumberDigits)
 		}
-		num, ok := v.(json.Number)
-		if !ok {
-			return nil, nil, c.errorf(ptr, kw, "must be a number")
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return nil, fmt.Errorf("bad number %.40s", text)
+	}
+	return r, nil
+}
+
+// numberBounds reads minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum (draft 4's boolean flags too), keeping the tightest,
+// compared exactly.
+func (c *compiler) numberBounds(s map[string]any, ptr string, handled map[string]bool) (lo, hi *numBound, err error) {
+	for _, isMin := range []bool{true, false} {
+		base, ex := boundKeywords(isMin)
+		handled[base], handled[ex] = true, true
+		b, err := readBound(s, isMin)
+		if err != nil {
+			return nil, nil, c.wrapf(ptr, err.kw, err)
 		}
-		r, ok := new(big.Rat).SetString(num.String())
-		if !ok {
-			return nil, nil, c.errorf(ptr, kw, "bad number %s", num)
-		}
-		if !strict { // draft 4 flags make the base exclusive
-			flagKw := "exclusiveMaximum"
-			if isMin {
-				flagKw = "exclusiveMinimum"
-			}
-			if f, ok := s[flagKw].(bool); ok && f {
-				strict = true
-			}
-		}
-		b := &numBound{v: r, strict: strict}
 		if isMin {
-			lo = tighter(b, true, lo)
+			lo = b.numBound()
 		} else {
-			hi = tighter(b, false, hi)
+			hi = b.numBound()
 		}
 	}
 	return lo, hi, nil
+}
+
+// boundKeywords are the keywords of a lower bound (isMin) or an upper
+// one: the base (minimum, maximum) and its exclusive form.
+func boundKeywords(isMin bool) (base, ex string) {
+	if isMin {
+		return "minimum", "exclusiveMinimum"
+	}
+	return "maximum", "exclusiveMaximum"
+}
+
+// schemaBound is one end of a schema's numeric range as the schema
+// writes it: the value, its text, whether it is excluded, and whether
+// draft 4's flag excludes it (so that a merge writes it back that way).
+type schemaBound struct {
+	v      *big.Rat
+	text   json.Number
+	strict bool
+	flag   bool
+}
+
+func (b *schemaBound) numBound() *numBound {
+	if b == nil {
+		return nil
+	}
+	return &numBound{v: b.v, strict: b.strict}
+}
+
+// tighter returns the tighter of two lower (isMin) or upper bounds; nil
+// is no bound. At one value, the excluded end is the tighter.
+func tighter(a, b *schemaBound, isMin bool) *schemaBound {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	cmp := b.v.Cmp(a.v)
+	if !isMin {
+		cmp = -cmp
+	}
+	if cmp > 0 || (cmp == 0 && b.strict && !a.strict) {
+		return b
+	}
+	return a
+}
+
+// boundError is a bad bound keyword.
+type boundError struct {
+	kw  string
+	err error
+}
+
+func (e *boundError) Error() string { return e.err.Error() }
+func (e *boundError) Unwrap() error { return e.err }
+
+// readBound reads the lower (isMin) or upper bound of schema s: the base
+// keyword (with draft 4's flag beside it) and the exclusive one as a
+// number, the tighter of the two.
+func readBound(s map[string]any, isMin bool) (*schemaBound, *boundError) {
+	base, ex := boundKeywords(isMin)
+	var b *schemaBound
+	flag, isFlag := s[ex].(bool)
+	if v, ok := s[base]; ok {
+		num, ok := v.(json.Number)
+		if !ok {
+			return nil, &boundError{base, fmt.Errorf("must be a number")}
+		}
+		r, err := parseNumber(num)
+		if err != nil {
+			return nil, &boundError{base, err}
+		}
+		b = &schemaBound{v: r, text: num, strict: isFlag && flag, flag: isFlag && flag}
+	} else if isFlag && flag {
+		return nil, &boundError{ex, fmt.Errorf("without %s", base)}
+	}
+	if v, ok := s[ex]; ok && !isFlag {
+		num, ok := v.(json.Number)
+		if !ok {
+			return nil, &boundError{ex, fmt.Errorf("must be a number or a boolean")}
+		}
+		r, err := parseNumber(num)
+		if err != nil {
+			return nil, &boundError{ex, err}
+		}
+		b = tighter(b, &schemaBound{v: r, text: num, strict: true}, isMin)
+	}
+	return b, nil
 }
 
 // boundRange closes an open range at ±(10^BoundedDigits - 1), for

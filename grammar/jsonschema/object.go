@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -162,6 +163,8 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		if m == nil {
 			continue
 		}
+		m = c.ruleAt(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest: a rule, not a subtree shared
+
 		f := grammar.Seq(l.open, m, rest)
 		r := grammar.Seq(l.comma, m)
 		if !required[names[i]] {
@@ -314,7 +317,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	var need uint
 	tracked := 0
 	for k, i := range idx {
-		memberRule[k] = c.rule(o.members[i])
+		memberRule[k] = c.ruleAt(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]))
 		if o.isTracked(i) {
 			bit[k] = 1 << tracked
 			bitOf[o.names[i]] = bit[k]
@@ -493,37 +496,50 @@ func (c *compiler) propertyOrder(ptr string, props map[string]any) []string {
 	if names := c.refs.order[ptr+"/properties"]; len(names) == len(props) {
 		return names
 	}
-	var names []string
-	seen := map[string]bool{}
-	for _, p := range c.refs.ptrs { // document order
-		if !strings.HasSuffix(p, "/properties") {
-			continue
-		}
-		for _, name := range c.refs.order[p] {
-			if _, ok := props[name]; ok && !seen[name] {
-				seen[name] = true
-				names = append(names, name)
+	if c.propertyRank == nil { // each name's first appearance, once
+		c.propertyRank = map[string]int{}
+		for _, p := range c.refs.ptrs { // document order
+			if strings.HasSuffix(p, "/properties") {
+				for _, name := range c.refs.order[p] {
+					if _, seen := c.propertyRank[name]; !seen {
+						c.propertyRank[name] = len(c.propertyRank)
+					}
+				}
 			}
 		}
 	}
-	var rest []string
-	for name := range props {
-		if !seen[name] {
-			rest = append(rest, name)
+	names := slices.Collect(maps.Keys(props))
+	slices.SortFunc(names, func(a, b string) int {
+		ra, okA := c.propertyRank[a]
+		rb, okB := c.propertyRank[b]
+		switch {
+		case okA && okB:
+			return ra - rb
+		case okA != okB: // never seen in order: last
+			if okA {
+				return -1
+			}
+			return 1
 		}
-	}
-	slices.Sort(rest)
-	return append(names, rest...)
+		return strings.Compare(a, b)
+	})
+	return names
 }
 
 // rule names n as a rule of its own, so that a chain of optional members
 // shares its tails instead of repeating them.
 func (c *compiler) rule(n *grammar.Node) *grammar.Node {
+	return c.ruleAt(n, c.ptr)
+}
+
+// ruleAt is rule for a part of the schema at ptr.
+func (c *compiler) ruleAt(n *grammar.Node, ptr string) *grammar.Node {
 	if n.Op == grammar.OpEmpty || n.Op == grammar.OpRef {
 		return n
 	}
 	name := fmt.Sprintf("r%d", len(c.g.Rules))
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: n})
+	c.rulePtr[name] = ptr
 	return grammar.Ref(name)
 }
 
@@ -727,6 +743,9 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		if restNode, err = c.nested(func() (*grammar.Node, error) { return c.schema(rest, restPtr) }); err != nil {
 			return nil, err
 		}
+		// Used twice below: a rule, not a subtree shared, so that arrays
+		// of arrays do not double the grammar's tree at each level.
+		restNode = c.rule(restNode)
 	}
 	if len(elems) < min && restNode == nil {
 		return nil, c.errorf(ptr, "minItems", "more items required than the schema allows")

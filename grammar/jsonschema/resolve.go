@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -29,11 +30,12 @@ type refs struct {
 	anchors map[string]string // absolute URI "#" plain name → location
 	order   map[string][]string
 	ptrs    []string // the locations of order, root document first
+	bytes   int      // the size of the documents read, against MaxSchemaBytes
 }
 
-// newRefs reads the root document, found at base.
-func newRefs(doc any, order *keyOrder, base string, load Loader) (*refs, error) {
-	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: order.keys, ptrs: order.ptrs}
+// newRefs reads the root document, of size bytes, found at base.
+func newRefs(doc any, order *keyOrder, size int, base string, load Loader) (*refs, error) {
+	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: order.keys, ptrs: order.ptrs, bytes: size}
 	if err := r.add("", base, doc, nil); err != nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ func (r *refs) add(prefix, base string, doc any, order *keyOrder) error {
 	u.Fragment, u.RawFragment = "", ""
 	r.ids[u.String()] = prefix + "#"
 	d := draftOf(doc)
-	return r.walk(doc, prefix, "#", u, d)
+	return r.walk(doc, prefix, nil, u, d)
 }
 
 // Keywords whose values are subschemas, by shape.
@@ -88,10 +90,12 @@ func draftOf(doc any) draft {
 	return d
 }
 
-// walk visits the schema s at ptr with base URI base: it registers $id
-// and anchors and rewrites $ref to an absolute URI, then goes on into
-// the subschemas.
-func (r *refs) walk(s any, prefix, ptr string, base *url.URL, d draft) error {
+// walk visits the schema s at path (in the document at prefix) with base
+// URI base: it registers $id and anchors and rewrites $ref to an
+// absolute URI, then goes on into the subschemas. Pointers are written
+// only where one is needed: for every schema they would take memory of
+// the document's size times its depth.
+func (r *refs) walk(s any, prefix string, path []string, base *url.URL, d draft) error {
 	m, ok := s.(map[string]any)
 	if !ok {
 		return nil
@@ -102,34 +106,34 @@ func (r *refs) walk(s any, prefix, ptr string, base *url.URL, d draft) error {
 	if id, ok := m[d.idKey].(string); ok && !(hasRef && d.old) {
 		u, err := base.Parse(id)
 		if err != nil {
-			return fmt.Errorf("%s%s/%s: %w", prefix, ptr, d.idKey, err)
+			return &Error{Pointer: prefix + pointerOf(path), Keyword: d.idKey, Msg: fmt.Sprintf("%q is not a URI reference: %v", id, err), Err: err}
 		}
 		if u.Fragment != "" { // draft 6 and 7 (and 4) write anchors as "#name"
 			anchorBase := *u
 			anchorBase.Fragment, anchorBase.RawFragment = "", ""
-			r.anchors[anchorBase.String()+"#"+u.Fragment] = prefix + ptr
+			r.anchors[anchorBase.String()+"#"+u.Fragment] = prefix + pointerOf(path)
 		}
 		u.Fragment, u.RawFragment = "", ""
 		if !strings.HasPrefix(id, "#") {
 			base = u
-			r.ids[u.String()] = prefix + ptr
+			r.ids[u.String()] = prefix + pointerOf(path)
 		}
 	}
 	for _, k := range []string{"$anchor", "$dynamicAnchor"} {
 		if name, ok := m[k].(string); ok {
-			r.anchors[base.String()+"#"+name] = prefix + ptr
+			r.anchors[base.String()+"#"+name] = prefix + pointerOf(path)
 		}
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		u, err := base.Parse(ref)
 		if err != nil {
-			return fmt.Errorf("%s%s/$ref: %q is not a URI reference: %w", prefix, ptr, ref, err)
+			return &Error{Pointer: prefix + pointerOf(path), Keyword: "$ref", Msg: fmt.Sprintf("%q is not a URI reference: %v", ref, err), Err: err}
 		}
 		m["$ref"] = u.String()
 	}
 	for _, k := range schemaKeywords {
 		if sub, ok := m[k].(map[string]any); ok {
-			if err := r.walk(sub, prefix, ptr+"/"+escapePointer(k), base, d); err != nil {
+			if err := r.walk(sub, prefix, append(path, k), base, d); err != nil {
 				return err
 			}
 		}
@@ -137,7 +141,7 @@ func (r *refs) walk(s any, prefix, ptr string, base *url.URL, d draft) error {
 	for _, k := range schemaListKeywords {
 		if list, ok := m[k].([]any); ok {
 			for i, sub := range list {
-				if err := r.walk(sub, prefix, ptr+"/"+k+"/"+strconv.Itoa(i), base, d); err != nil {
+				if err := r.walk(sub, prefix, append(path, k, strconv.Itoa(i)), base, d); err != nil {
 					return err
 				}
 			}
@@ -146,13 +150,23 @@ func (r *refs) walk(s any, prefix, ptr string, base *url.URL, d draft) error {
 	for _, k := range schemaMapKeywords {
 		if subs, ok := m[k].(map[string]any); ok {
 			for name, sub := range subs {
-				if err := r.walk(sub, prefix, ptr+"/"+escapePointer(k)+"/"+escapePointer(name), base, d); err != nil {
+				if err := r.walk(sub, prefix, append(path, k, name), base, d); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// pointerOf is the JSON pointer of path, "#/a/b".
+func pointerOf(path []string) string {
+	var b strings.Builder
+	b.WriteString("#")
+	for _, p := range path {
+		b.WriteString("/" + escapePointer(p))
+	}
+	return b.String()
 }
 
 // locate returns the location of the absolute reference ref, loading
@@ -192,15 +206,31 @@ func (r *refs) locate(ref string) (string, error) {
 	return "", fmt.Errorf("reference %q: no anchor %q in %s", ref, frag, doc)
 }
 
-// fetch loads the document at url with the Loader.
+// fetch loads the document at url with the Loader, within
+// MaxDocuments and MaxSchemaBytes.
 func (r *refs) fetch(docURL string) error {
+	if len(r.docs) > MaxDocuments { // the root is one of r.docs
+		return limitErrorf(limitDocuments, "loading %s: more than %d documents (MaxDocuments)", docURL, MaxDocuments)
+	}
+	r.docs[docURL] = nil // asked for, once
 	raw, err := r.load(docURL)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", docURL, err)
 	}
-	doc, order, err := decodeSchema(raw)
+	if r.bytes += len(raw); r.bytes > MaxSchemaBytes {
+		return limitErrorf(limitSchemaBytes, "loading %s: the documents take %d bytes together, more than the limit of %d (MaxSchemaBytes)", docURL, r.bytes, MaxSchemaBytes)
+	}
+	doc, order, err := decodeSchema(raw, true)
 	if err != nil {
-		return fmt.Errorf("loading %s: not JSON: %w", docURL, err)
+		var e *Error
+		if errors.As(err, &e) { // the pointer within the loaded document
+			at := e.Pointer
+			if e.Keyword != "" {
+				at += "/" + e.Keyword
+			}
+			return &limitError{limit: e.Limit, msg: fmt.Sprintf("loading %s: at %s: %s", docURL, at, e.Msg)}
+		}
+		return fmt.Errorf("loading %s: %w", docURL, err)
 	}
 	return r.add(docURL, docURL, doc, order)
 }

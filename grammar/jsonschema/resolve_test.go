@@ -123,9 +123,9 @@ func TestRefErrors(t *testing.T) {
 		{"https://example.com/e.json", "no document https://example.com/e.json", l.load},
 		{"https://example.com/d.json", "no Options.Loader", nil},
 	} {
-		doc, order, err := decodeSchema([]byte(`{}`))
+		doc, order, err := decodeSchema([]byte(`{}`), false)
 		require.NoError(t, err)
-		r, err := newRefs(doc, order, DefaultBaseURI, tc.load)
+		r, err := newRefs(doc, order, 2, DefaultBaseURI, tc.load)
 		require.NoError(t, err)
 		_, _, err = r.target(tc.ref)
 		assert.ErrorContains(t, err, tc.msg, tc.ref)
