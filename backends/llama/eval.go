@@ -121,12 +121,13 @@ func commonPrefix(a, b []int) int {
 }
 
 // fill puts the next tokens of the plans into the batch, at most
-// BatchSize per sequence, and returns how many it added.
+// BatchSize per sequence and what llama.cpp accepts in all (it aborts
+// past that), and returns how many it added.
 func (m *Model) fill() int {
 	m.batch.Clear()
 	for i := range m.plan {
 		p := &m.plan[i]
-		for n := 0; n < m.opts.BatchSize && p.next < len(p.req.Tokens); n++ {
+		for n := 0; n < m.opts.BatchSize && p.next < len(p.req.Tokens) && m.batch.NumTokens() < m.nBatch; n++ {
 			m.batch.Add(p.req.Tokens[p.next], nil, p.next, p.next >= p.from, p.req.Seq)
 			m.decoded++
 			p.next++

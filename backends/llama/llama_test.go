@@ -22,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		os.Exit(childMain(path))
+	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	os.Exit(m.Run())
 }
@@ -254,7 +257,7 @@ func TestPromptErrors(t *testing.T) {
 	_, err = decode.Complete(context.Background(), m, strings.Repeat("xy", 200), decode.Options{})
 	assert.ErrorContains(t, err, "the context holds 256")
 	_, err = decode.Complete(context.Background(), m, "x", decode.Options{TopLogprobs: -1})
-	assert.ErrorContains(t, err, "top-logprobs -1")
+	assert.ErrorContains(t, err, "TopLogprobs -1")
 	err = m.Eval(context.Background(), []decode.EvalRequest{{Seq: 3, Tokens: []int{1}, Want: 1}})
 	assert.ErrorContains(t, err, "sequence 3")
 	err = m.Eval(context.Background(), []decode.EvalRequest{{Seq: 0, Tokens: []int{999999}, Want: 1, Logits: make([]float32, m.NumLogits())}})

@@ -17,20 +17,25 @@ type Tokenizer struct {
 }
 
 // LoadTokenizer loads the vocabulary and tokenizer of a GGUF file
-// without its weights.
+// without its weights. The file is checked first, as by Load (any
+// architecture: llama.cpp reads none of its keys for a vocabulary).
+// llama.cpp's messages are discarded; when it refuses the file, the
+// error quotes them.
 func LoadTokenizer(path string) (*Tokenizer, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if err := checkVocabFile(f); err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
 	spec, err := vocab.SpecFromGGUF(f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
-	backendInit.Do(llama.BackendInit)
-	m, err := llama.LoadModelFromFile(path, llama.ModelParams{VocabOnly: true, Progress: func(float32) {}})
+	m, err := loadVocabOnly(path)
 	if err != nil {
-		return nil, fmt.Errorf("load tokenizer %s: llama.cpp refused it: %w", path, err)
+		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
 	spec.AddBOS = m.AddBOSToken()
 	v, err := vocab.New(spec)
@@ -39,6 +44,21 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
 	return &Tokenizer{model: m, vocab: v}, nil
+}
+
+// loadVocabOnly loads a file's vocabulary in llama.cpp, its messages
+// kept for the error and otherwise discarded.
+func loadVocabOnly(path string) (*llama.Model, error) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	sink := newSink(nil, installed())
+	defer sink.close()
+	backendInit.Do(llama.BackendInit)
+	m, err := llama.LoadModelFromFile(path, llama.ModelParams{VocabOnly: true, Progress: func(float32) {}})
+	if err != nil {
+		return nil, explain(fmt.Errorf("llama.cpp refused it: %w", err), sink.endCapture())
+	}
+	return m, nil
 }
 
 // Vocab returns the vocabulary.
