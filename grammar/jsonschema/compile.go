@@ -663,11 +663,11 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 			continue // a branch of types the oneOf leaves out
 		}
 		if len(siblings) > 0 {
-			bm, err := c.asObject(b, bp)
+			bm, at, err := c.asObject(b, bp)
 			if err != nil {
 				return nil, err
 			}
-			if bm, err = c.flatten(bm, bp); err != nil {
+			if bm, err = c.flatten(bm, at); err != nil {
 				return nil, err
 			}
 			if b, err = c.mergeSchemas(siblings, bm, bp); err != nil {

@@ -49,21 +49,6 @@ func loaderDir(t *testing.T) (dir, outside string) {
 	return dir, outside
 }
 
-// withinDeadline runs f, failing the test if it has not returned after
-// d: a guard against a hang, not a speed target.
-func withinDeadline[T any](t *testing.T, d time.Duration, f func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- f() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(d):
-		t.Fatalf("still running after %v", d)
-		panic("unreachable")
-	}
-}
-
 // TestDirLoader checks that DirLoader reads regular files under its
 // folder, of bounded size, and refuses everything else with the URL and
 // the reason, without the content and without waiting.

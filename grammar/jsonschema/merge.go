@@ -369,11 +369,11 @@ func (c *compiler) flatten(s map[string]any, ptr string) (map[string]any, error)
 		}
 		for i, sub := range list {
 			sp := fmt.Sprintf("%s/allOf/%d", ptr, i)
-			sm, err := c.asObject(sub, sp)
+			sm, at, err := c.asObject(sub, sp)
 			if err != nil {
 				return nil, err
 			}
-			if sm, err = c.flatten(sm, sp); err != nil {
+			if sm, err = c.flatten(sm, at); err != nil {
 				return nil, err
 			}
 			if sm, err = c.inlineRef(sm, sp); err != nil {
@@ -396,15 +396,15 @@ func (c *compiler) inlineRef(s map[string]any, ptr string) (map[string]any, erro
 		if !ok {
 			return s, nil
 		}
-		_, target, err := c.refs.target(ref)
+		loc, target, err := c.refs.target(ref)
 		if err != nil {
 			return nil, wrapError(ptr, "$ref", err)
 		}
-		t, err := c.asObject(target, ptr)
+		t, at, err := c.asObject(target, loc)
 		if err != nil {
 			return nil, err
 		}
-		if t, err = c.flatten(t, ptr); err != nil {
+		if t, err = c.flatten(t, at); err != nil {
 			return nil, err
 		}
 		if c.oldDraft {
@@ -429,29 +429,31 @@ func hasAssertion(m map[string]any) bool {
 	return false
 }
 
-// asObject turns a subschema into an object: a $ref alone is resolved
-// (one level; a recursive target stays a reference inside), true is {}.
-func (c *compiler) asObject(sub any, ptr string) (map[string]any, error) {
+// asObject turns a subschema at ptr into an object: a $ref alone is
+// resolved (one level; a recursive target stays a reference inside),
+// true is {}. It returns the object's location: ptr, or the $ref's
+// target.
+func (c *compiler) asObject(sub any, ptr string) (map[string]any, string, error) {
 	for range 16 {
 		switch x := sub.(type) {
 		case bool:
 			if x {
-				return map[string]any{}, nil
+				return map[string]any{}, ptr, nil
 			}
-			return nil, &Error{Pointer: ptr, Msg: "the schema false allows no value", Empty: true}
+			return nil, "", &Error{Pointer: ptr, Msg: "the schema false allows no value", Empty: true}
 		case map[string]any:
 			ref, ok := x["$ref"].(string)
 			if !ok || len(x) > 1 {
-				return x, nil
+				return x, ptr, nil
 			}
-			_, t, err := c.refs.target(ref)
+			loc, t, err := c.refs.target(ref)
 			if err != nil {
-				return nil, wrapError(ptr, "$ref", err)
+				return nil, "", wrapError(ptr, "$ref", err)
 			}
-			sub = t
+			sub, ptr = t, loc
 		default:
-			return nil, &Error{Pointer: ptr, Msg: "a schema must be an object or a boolean"}
+			return nil, "", &Error{Pointer: ptr, Msg: "a schema must be an object or a boolean"}
 		}
 	}
-	return nil, &Error{Pointer: ptr, Keyword: "$ref", Msg: "references nest too deeply"}
+	return nil, "", &Error{Pointer: ptr, Keyword: "$ref", Msg: "references nest too deeply"}
 }

@@ -674,6 +674,7 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		}
 	}
 	var prefix []any
+	prefixKw := "prefixItems"
 	var rest any = true // schema of the items after the prefix; nil for none allowed
 	restPtr := ptr + "/items"
 	if p, ok := s["prefixItems"]; ok {
@@ -687,7 +688,7 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		}
 	} else if it, ok := s["items"]; ok {
 		if list, isList := it.([]any); isList { // draft ≤ 2019 tuple form
-			prefix = list
+			prefix, prefixKw = list, "items"
 			rest, restPtr = true, ptr+"/additionalItems"
 			if a, ok := s["additionalItems"]; ok {
 				rest = a
@@ -731,7 +732,7 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		if i >= max && max >= 0 {
 			break
 		}
-		n, err := c.nested(func() (*grammar.Node, error) { return c.schema(p, fmt.Sprintf("%s/prefixItems/%d", ptr, i)) })
+		n, err := c.nested(func() (*grammar.Node, error) { return c.schema(p, fmt.Sprintf("%s/%s/%d", ptr, prefixKw, i)) })
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,230 @@
+package jsonschema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// hostileDeadline is how long one hostile schema may take: a guard
+// against a hang or an exponential blow-up, far above what each takes
+// (milliseconds to a second), not a speed target.
+const hostileDeadline = 30 * time.Second
+
+// withinDeadline runs f, failing the test if it has not returned after
+// d: a guard against a hang, not a speed target.
+func withinDeadline[T any](t *testing.T, d time.Duration, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(d):
+		t.Fatalf("still running after %v", d)
+		panic("unreachable")
+	}
+}
+
+// list writes n items of item(i), comma-separated.
+func list(n int, item func(i int) string) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(item(i))
+	}
+	return b.String()
+}
+
+// nest wraps inner in n copies of open and close.
+func nest(n int, open, inner, close string) string {
+	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+}
+
+// TestHostileSchemas compiles schemas built to exhaust time or memory
+// (generated here, some of megabytes): each compiles, or is refused with
+// an *Error naming the limit, the JSON pointer and the keyword, within
+// hostileDeadline.
+func TestHostileSchemas(t *testing.T) {
+	deepProps := nest(MaxDepth/2-1, `{"type": "object", "properties": {"a": `, `{}`, `}}`)
+	for _, tc := range []struct {
+		name   string
+		schema func() string
+		opts   Options
+		// ok: compiles (and grammar.Compile takes it); else the error.
+		ok               bool
+		limit, ptr, kw   string
+		msg              string
+		ptrPrefix, inMsg bool // ptr is a prefix of the pointer; msg is within Msg
+	}{
+		{name: "arrays nested 100 deep (doubled per level before)",
+			schema: func() string { return nest(100, `{"type": "array", "items": `, `{}`, `}`) }, ok: true},
+		{name: "objects nested as deep as MaxDepth allows",
+			schema: func() string { return deepProps }, ok: true},
+		{name: "objects with 7 properties nested 40 deep",
+			schema: func() string {
+				props := list(6, func(i int) string { return fmt.Sprintf(`"p%d": {"type": "string"}`, i) })
+				return nest(40, `{"type": "object", "properties": {`+props+`, "next": `, `{}`, `}}`)
+			}, ok: true},
+		{name: "objects nested 1000 deep",
+			schema: func() string { return nest(1000, `{"type": "object", "properties": {"a": `, `{}`, `}}`) },
+			limit:  limitDepth, ptr: "#/properties/a/properties", ptrPrefix: true, kw: "a", msg: "nested more than 128 deep (MaxDepth)"},
+		{name: "arrays of arrays nested 200 deep",
+			schema: func() string { return nest(200, `[`, `1`, `]`) },
+			limit:  limitDepth, ptr: "#" + strings.Repeat("/0", MaxDepth-1), kw: "0", msg: "line 1, column 129: nested more than 128 deep (MaxDepth)"},
+		{name: "an integer bound of 2,000,000 digits",
+			schema: func() string { return `{"type": "integer", "minimum": 1` + strings.Repeat("0", 2_000_000) + `}` },
+			limit:  limitNumberDigits, ptr: "#", kw: "minimum", msg: "line 1, column 32: a number of 2000001 digits, more than the limit of 1000 (MaxNumberDigits)"},
+		{name: "a bound of 1e1000",
+			schema: func() string { return `{"type": "number", "maximum": 1e1000}` },
+			limit:  limitNumberDigits, ptr: "#", kw: "maximum", msg: "1001 digits before the point", inMsg: true},
+		{name: "a bound of 0.1e-1000",
+			schema: func() string { return `{"type": "integer", "allOf": [{"minimum": 0.1e-1000}, {"minimum": -1}]}` },
+			limit:  limitNumberDigits, ptr: "#", kw: "minimum", msg: "1001 digits after the point", inMsg: true},
+		{name: "a length of 1e999999",
+			schema: func() string { return `{"minLength": 1e999999}` },
+			limit:  limitNumberDigits, ptr: "#", kw: "minLength", msg: "exponent is beyond ±1000", inMsg: true},
+		{name: "a 5 MB const",
+			schema: func() string { return `{"const": "` + strings.Repeat("a", 5<<20) + `"}` },
+			limit:  limitSchemaBytes, ptr: "#", msg: "the document is 5242893 bytes, more than the limit of 4194304 (MaxSchemaBytes)"},
+		{name: "a 50 MB pattern",
+			schema: func() string { return `{"type": "string", "pattern": "` + strings.Repeat("a", 50<<20) + `"}` },
+			limit:  limitSchemaBytes, ptr: "#", msg: "more than the limit of 4194304 (MaxSchemaBytes)", inMsg: true},
+		{name: "a 1 MB const",
+			schema: func() string { return `{"properties": {"c": {"const": "` + strings.Repeat("a", 1<<20) + `"}}}` },
+			limit:  limitLiteralBytes, ptr: "#/properties/c", kw: "const", msg: "the value at #/properties/c/const is 1048578 bytes of JSON, more than the limit of 262144 (MaxLiteralBytes)"},
+		{name: "40 consts of 10 KB",
+			schema: func() string {
+				return `{"properties": {` + list(40, func(i int) string {
+					return fmt.Sprintf(`"p%d": {"const": "%s"}`, i, strings.Repeat("x", 10000))
+				}) + `}}`
+			},
+			limit: limitLiteralBytes, ptr: "#/properties/p26", kw: "const", msg: "the enum and const values compiled take 270054 bytes of JSON", inMsg: true},
+		{name: "an enum of 200,000 values",
+			schema: func() string { return `{"enum": [` + list(200_000, func(i int) string { return fmt.Sprint(i) }) + `]}` },
+			limit:  limitEnumValues, ptr: "#", kw: "enum", msg: "200000 values, more than the limit of 10000 (MaxEnumValues)"},
+		{name: "an enum of MaxEnumValues values",
+			schema: func() string {
+				return `{"enum": [` + list(MaxEnumValues, func(i int) string { return fmt.Sprintf(`"value %d"`, i) }) + `]}`
+			}, ok: true},
+		{name: "200 strings of up to 9000 characters",
+			schema: func() string {
+				return `{"properties": {` + list(200, func(i int) string { return fmt.Sprintf(`"p%d": {"type": "string", "maxLength": 9000}`, i) }) + `}}`
+			},
+			limit: limitGrammar, ptr: "#/properties/p", ptrPrefix: true, msg: "more than grammar.MaxInst (1048576); this schema's part is the largest", inMsg: true},
+		{name: "an anyOf of 200 strings of up to 9000 characters",
+			schema: func() string {
+				return `{"properties": {"a": {"anyOf": [` + list(200, func(i int) string {
+					return fmt.Sprintf(`{"type": "string", "minLength": %d, "maxLength": 9000}`, i)
+				}) + `]}}}`
+			},
+			limit: limitGrammar, ptr: "#/properties/a", msg: "its grammar would take more than 1048576 instructions (grammar.MaxInst)", inMsg: true},
+		{name: "allOf of two references to the next, 60 deep",
+			schema: func() string {
+				return `{"$defs": {` + list(60, func(i int) string {
+					return fmt.Sprintf(`"d%d": {"allOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
+				}) + `, "d60": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/d0"}, {"minLength": 1}]}`
+			},
+			limit: limitWork, ptr: "#/$defs/d", ptrPrefix: true, kw: "allOf", msg: "more than 1048576 steps", inMsg: true},
+		{name: "allOf of a reference to itself",
+			schema: func() string {
+				return `{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}, "allOf": [{"$ref": "#/$defs/a"}, {"minLength": 1}]}`
+			},
+			limit: limitWork, ptr: "#/$defs/a", kw: "allOf", msg: "nest more than 64 deep", inMsg: true},
+		{name: "a $ref with siblings to itself",
+			schema: func() string {
+				return `{"$defs": {"a": {"type": "string", "allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a", "minLength": 1}`
+			},
+			limit: limitWork, ptr: "#/$defs/a", kw: "allOf", msg: "nest more than 64 deep", inMsg: true},
+		{name: "anyOfs of two references to the next, 60 deep, in a oneOf",
+			schema: func() string {
+				return `{"$defs": {` + list(60, func(i int) string {
+					return fmt.Sprintf(`"d%d": {"anyOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
+				}) + `, "d60": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "integer"}]}`
+			},
+			ptr: "#", kw: "oneOf", msg: "branches 0 and 1 may both hold for one value", inMsg: true},
+		{name: "a oneOf of 300 branches",
+			schema: func() string {
+				return `{"oneOf": [` + list(300, func(i int) string { return fmt.Sprintf(`{"const": "v%d"}`, i) }) + `]}`
+			},
+			limit: limitOneOf, ptr: "#", kw: "oneOf", msg: "300 branches, more than the limit of 256 (MaxOneOfBranches)"},
+		{name: "a oneOf of 256 tagged branches",
+			schema: func() string {
+				return `{"oneOf": [` + list(256, func(i int) string {
+					return fmt.Sprintf(`{"properties": {"t": {"const": "v%d"}}, "required": ["t"]}`, i)
+				}) + `]}`
+			}, ok: true},
+		{name: "an object of 100,000 properties",
+			schema: func() string {
+				return `{"type": "object", "properties": {` + list(100_000, func(i int) string { return fmt.Sprintf(`"p%d": {}`, i) }) + `}}`
+			},
+			limit: limitSubschemas, ptr: "#/properties/p", ptrPrefix: true, msg: "more than 20000 subschemas", inMsg: true},
+		{name: "a chain of 20,000 references",
+			schema: func() string {
+				return `{"$defs": {` + list(20_000, func(i int) string {
+					return fmt.Sprintf(`"d%d": {"type": "array", "items": {"$ref": "#/$defs/d%d"}}`, i, i+1)
+				}) + `, "d20000": {"type": "string"}}, "$ref": "#/$defs/d0"}`
+			},
+			limit: limitSubschemas, ptr: "#/$defs/d", ptrPrefix: true, msg: "more than 20000 subschemas", inMsg: true},
+		{name: "a megabyte of chains 120 deep",
+			schema: func() string {
+				one := nest(120, `{"items": `, `{}`, `}`)
+				return `{"anyOf": [` + list((1<<20)/len(one), func(int) string { return one }) + `]}`
+			},
+			limit: limitSubschemas, ptr: "#/anyOf/", ptrPrefix: true, msg: "more than 20000 subschemas", inMsg: true},
+		{name: "loaded documents over MaxSchemaBytes together",
+			schema: func() string {
+				return `{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"$ref": "a.json"}, {"$ref": "b.json"}]}`
+			},
+			opts: Options{BaseURI: "https://example.com/s.json", Loader: func(string) ([]byte, error) {
+				return []byte(`{"description": "` + strings.Repeat("x", 3<<20) + `"}`), nil
+			}},
+			limit: limitSchemaBytes, ptr: "#/items/1", kw: "$ref", msg: "loading https://example.com/b.json: the documents take 6291599 bytes together, more than the limit of 4194304 (MaxSchemaBytes)"},
+		{name: "more documents than MaxDocuments",
+			schema: func() string {
+				return `{"$schema": "http://json-schema.org/draft-07/schema#", "items": [` + list(MaxDocuments+1, func(i int) string { return fmt.Sprintf(`{"$ref": "d%d.json"}`, i) }) + `]}`
+			},
+			opts:  Options{BaseURI: "https://example.com/s.json", Loader: func(string) ([]byte, error) { return []byte(`{}`), nil }},
+			limit: limitDocuments, ptr: fmt.Sprintf("#/items/%d", MaxDocuments), kw: "$ref", msg: "more than 256 documents (MaxDocuments)", inMsg: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := tc.schema()
+			err := withinDeadline(t, hostileDeadline, func() error {
+				g, err := Compile([]byte(schema), tc.opts)
+				if err == nil {
+					_, err = grammar.Compile(g)
+				}
+				return err
+			})
+			if tc.ok {
+				require.NoError(t, err)
+				return
+			}
+			var e *Error
+			require.True(t, errors.As(err, &e), "%v", err)
+			assert.Equal(t, tc.limit, e.Limit, e.Error())
+			if tc.ptrPrefix {
+				assert.True(t, strings.HasPrefix(e.Pointer, tc.ptr), "pointer %s, want a prefix %s", e.Pointer, tc.ptr)
+			} else {
+				assert.Equal(t, tc.ptr, e.Pointer)
+			}
+			if tc.kw != "" {
+				assert.Equal(t, tc.kw, e.Keyword)
+			}
+			if tc.inMsg {
+				assert.Contains(t, e.Msg, tc.msg)
+			} else {
+				assert.True(t, strings.HasSuffix(e.Msg, tc.msg), "message %q, want it to end %q", e.Msg, tc.msg)
+			}
+		})
+	}
+}
