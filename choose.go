@@ -21,6 +21,12 @@ type Option struct {
 	// Tokens are the option's tokens (then Then's), each with its
 	// log-probability.
 	Tokens []Token `json:"tokens"`
+	// TopK: the option was scored on a server through the alternatives
+	// it returns at each position (the tokenization followed may not be
+	// the model's own). Bound: the option left those alternatives, and
+	// Logprob is an upper bound (the probability outside them).
+	TopK  bool `json:"top_k,omitempty"`
+	Bound bool `json:"bound,omitempty"`
 }
 
 // Selection is what Choose returns: the chosen option and every option
@@ -90,6 +96,45 @@ func (m *Model) chooseN(ctx context.Context, prompt string, options []string, n 
 // scoreOptions scores each option (followed by then) after prompt and
 // normalises their probabilities.
 func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
+	if m.text != nil {
+		out, err := m.scoreOptionsText(ctx, prompt, options, then, topN)
+		if err != nil {
+			return nil, err
+		}
+		normalise(out)
+		return out, nil
+	}
+	out, err := m.scoreOptionsLogits(ctx, prompt, options, then, topN)
+	if err != nil {
+		return nil, err
+	}
+	normalise(out)
+	return out, nil
+}
+
+// scoreOptionsText scores options on a server: exactly when it scores a
+// given text, else through its top alternatives.
+func (m *Model) scoreOptionsText(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, err
+	}
+	ps, ok := m.text.(decode.PromptScorer)
+	if !ok || !m.text.Capabilities().Echo {
+		return m.scoreOptionsTopK(ctx, prompt, options, then)
+	}
+	out := make([]Option, len(options))
+	for i, o := range options {
+		res, err := ps.ScorePrompt(ctx, prompt, o+then, topN)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Option{Text: o, Logprob: res.Sum, Tokens: res.Tokens}
+	}
+	return out, nil
+}
+
+// scoreOptionsLogits scores options exactly on a local model.
+func (m *Model) scoreOptionsLogits(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
 	l, err := m.lease(ctx, 1)
 	if err != nil {
 		return nil, err
@@ -119,6 +164,11 @@ func (m *Model) scoreOptions(ctx context.Context, prompt string, options []strin
 		}
 		out[j.i] = Option{Text: options[j.i], Logprob: res.Sum, Tokens: res.Tokens}
 	}
+	return out, nil
+}
+
+// normalise sets the options' probabilities: e^Logprob over their sum.
+func normalise(out []Option) {
 	z := math.Inf(-1)
 	for _, o := range out {
 		z = logAddExp(z, o.Logprob)
@@ -126,7 +176,6 @@ func (m *Model) scoreOptions(ctx context.Context, prompt string, options []strin
 	for i := range out {
 		out[i].Prob = math.Exp(out[i].Logprob - z)
 	}
-	return out, nil
 }
 
 func logAddExp(a, b float64) float64 {

@@ -89,14 +89,22 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 	var out []*Completion
 	var errs []error
 	for len(out) < n {
-		l, err := m.lease(ctx, n-len(out))
-		if err != nil {
-			return out, err
+		var cs []*decode.Completion
+		if m.text != nil {
+			if err := m.checkOpen(); err != nil {
+				return out, err
+			}
+			cs, err = decode.CompleteN(ctx, m.text, prompt, n, dopts)
+		} else {
+			l, lerr := m.lease(ctx, n-len(out))
+			if lerr != nil {
+				return out, lerr
+			}
+			o := dopts
+			o.Sampling.Seed += uint64(len(out))
+			cs, err = decode.CompleteN(ctx, l, prompt, len(l.seqs), o)
+			l.release()
 		}
-		o := dopts
-		o.Sampling.Seed += uint64(len(out))
-		cs, err := decode.CompleteN(ctx, l, prompt, len(l.seqs), o)
-		l.release()
 		if len(cs) == 0 || (err != nil && !errors.Is(err, ErrUnfinished)) {
 			return append(out, wrap(cs)...), err
 		}
@@ -152,8 +160,12 @@ func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
 		Sampling: decode.SamplingOptions{Temperature: opts.Temperature, TopK: opts.TopK, TopP: opts.TopP,
 			MinP: opts.MinP, Seed: opts.Seed},
 	}
-	if opts.Constraint != nil {
-		a, err := opts.Constraint.automaton(m)
+	switch c := opts.Constraint; {
+	case c == nil:
+	case m.text != nil:
+		d.TextConstraint = c.textMatcher
+	default:
+		a, err := c.automaton(m)
 		if err != nil {
 			return d, err
 		}
@@ -243,13 +255,19 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 			s.err = err
 			return
 		}
-		l, err := s.m.lease(s.ctx, 1)
-		if err != nil {
-			s.err = err
+		var b decode.Backend = s.m.text
+		if s.m.text == nil {
+			l, err := s.m.lease(s.ctx, 1)
+			if err != nil {
+				s.err = err
+				return
+			}
+			defer l.release()
+			b = l
+		} else if s.err = s.m.checkOpen(); s.err != nil {
 			return
 		}
-		defer l.release()
-		ds := decode.Generate(s.ctx, l, s.prompt, dopts)
+		ds := decode.Generate(s.ctx, b, s.prompt, dopts)
 		for t := range ds.Tokens() {
 			if !yield(t) {
 				return

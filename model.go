@@ -2,6 +2,7 @@ package reins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -13,15 +14,21 @@ import (
 	"github.com/reins-go/reins/vocab"
 )
 
-// Model is a language model ready for the calls of this package. It is
-// safe for concurrent use: calls share the backend's sequences (each
-// call holds one or more while it runs, and waits for one when all are
-// busy) and take turns at the backend, one evaluation at a time.
+// Model is a language model ready for the calls of this package: a
+// local one whose every logit reins reads (backends/llama), or a server
+// that returns a few alternatives per token (backends/openai,
+// backends/ollama); the calls are the same. It is safe for concurrent
+// use: on a local model, calls share the backend's sequences (each call
+// holds one or more while it runs, and waits for one when all are busy)
+// and take turns at the backend, one evaluation at a time; a server takes
+// them as they come.
 type Model struct {
-	b     decode.Backend
-	mu    sync.Mutex // held around every backend call
-	slots chan int   // free sequence slots
-	n     int        // all slots
+	b      decode.Backend
+	logits decode.LogitsBackend // b, when it gives logits
+	text   decode.TextBackend   // b, when it is a server
+	mu     sync.Mutex           // held around every call of logits
+	slots  chan int             // free sequence slots of logits
+	n      int                  // all slots
 
 	trieOnce sync.Once
 	trie     *automaton.Trie
@@ -33,10 +40,20 @@ type Model struct {
 	closed  bool
 }
 
-// New returns a Model over backend b (backends/llama.Load gives one for
-// a GGUF file). When b has a Close method, Model.Close calls it.
+// New returns a Model over backend b: a decode.LogitsBackend
+// (backends/llama.Load gives one for a GGUF file) or a
+// decode.TextBackend (a server). When b has a Close method, Model.Close
+// calls it.
 func New(b decode.Backend) *Model {
-	m := &Model{b: b, n: max(1, b.MaxSequences())}
+	m := &Model{b: b}
+	switch b := b.(type) {
+	case decode.LogitsBackend:
+		m.logits = b
+		m.n = max(1, b.MaxSequences())
+	case decode.TextBackend:
+		m.text = b
+		m.n = 1 // Close waits for no sequences; calls go straight to the server
+	}
 	m.slots = make(chan int, m.n)
 	for s := range m.n {
 		m.slots <- s
@@ -53,8 +70,17 @@ func Builtin() *Model {
 	return New(fixture.New().NewBackend())
 }
 
-// Vocab returns the model's vocabulary: every token's exact bytes.
-func (m *Model) Vocab() *vocab.Vocab { return m.b.Vocab() }
+// Vocab returns the model's vocabulary, every token's exact bytes; nil
+// for a server, whose vocabulary reins does not know.
+func (m *Model) Vocab() *vocab.Vocab {
+	if m.logits == nil {
+		return nil
+	}
+	return m.logits.Vocab()
+}
+
+// Capabilities describes the backend.
+func (m *Model) Capabilities() decode.Capabilities { return m.b.Capabilities() }
 
 // Backend returns the backend the model runs on. It is not safe for
 // concurrent use: use it only while no call of the Model runs.
@@ -81,18 +107,28 @@ func (m *Model) Close() error {
 // tokenTrie returns the vocabulary's token trie, shared by every
 // constraint bound to this model.
 func (m *Model) tokenTrie() *automaton.Trie {
-	m.trieOnce.Do(func() { m.trie = automaton.NewTrie(m.b.Vocab()) })
+	m.trieOnce.Do(func() { m.trie = automaton.NewTrie(m.logits.Vocab()) })
 	return m.trie
+}
+
+// checkOpen returns ErrClosed after Close.
+func (m *Model) checkOpen() error {
+	m.closeMu.Lock()
+	defer m.closeMu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // lease takes up to want free sequence slots, waiting for the first. The
 // lease is a decode.Backend over them; release gives them back.
 func (m *Model) lease(ctx context.Context, want int) (*lease, error) {
-	m.closeMu.Lock()
-	closed := m.closed
-	m.closeMu.Unlock()
-	if closed {
-		return nil, ErrClosed
+	if err := m.checkOpen(); err != nil {
+		return nil, err
+	}
+	if m.logits == nil {
+		return nil, errors.New("reins: a server has no sequences to lease") // callers check first
 	}
 	l := &lease{m: m}
 	select {
@@ -121,7 +157,7 @@ type lease struct {
 	reqs []decode.EvalRequest
 }
 
-var _ decode.Backend = (*lease)(nil)
+var _ decode.LogitsBackend = (*lease)(nil)
 
 func (l *lease) release() {
 	for _, s := range l.seqs {
@@ -130,15 +166,16 @@ func (l *lease) release() {
 	l.seqs = nil
 }
 
-func (l *lease) Vocab() *vocab.Vocab { return l.m.b.Vocab() }
-func (l *lease) NumLogits() int      { return l.m.b.NumLogits() }
-func (l *lease) ContextSize() int    { return l.m.b.ContextSize() }
-func (l *lease) MaxSequences() int   { return len(l.seqs) }
+func (l *lease) Capabilities() decode.Capabilities { return l.m.logits.Capabilities() }
+func (l *lease) Vocab() *vocab.Vocab               { return l.m.logits.Vocab() }
+func (l *lease) NumLogits() int                    { return l.m.logits.NumLogits() }
+func (l *lease) ContextSize() int                  { return l.m.logits.ContextSize() }
+func (l *lease) MaxSequences() int                 { return len(l.seqs) }
 
 func (l *lease) Tokenize(text string, addSpecial bool) ([]int, error) {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	return l.m.b.Tokenize(text, addSpecial)
+	return l.m.logits.Tokenize(text, addSpecial)
 }
 
 func (l *lease) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
@@ -152,5 +189,5 @@ func (l *lease) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
 	}
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
-	return l.m.b.Eval(ctx, l.reqs)
+	return l.m.logits.Eval(ctx, l.reqs)
 }

@@ -19,7 +19,16 @@ type ScoreResult = decode.ScoreResult
 // or on opts.Context. With a context, exactly the bytes of text are
 // scored, as the tokens a generation after the context would produce
 // for them.
+//
+// On a server it asks the server to score the text (Capabilities().Echo);
+// one that cannot gives decode.ErrCannotScore.
 func (m *Model) Score(ctx context.Context, text string, opts ScoreOptions) (*ScoreResult, error) {
+	if m.text != nil {
+		if err := m.checkOpen(); err != nil {
+			return nil, err
+		}
+		return decode.Score(ctx, m.text, text, opts)
+	}
 	l, err := m.lease(ctx, 1)
 	if err != nil {
 		return nil, err

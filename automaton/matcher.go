@@ -228,31 +228,12 @@ func (m *Matcher) Clone() *Matcher {
 // Forced returns the bytes that are the only way on from here: each the
 // one byte the grammar allows next, while the output cannot end and no
 // token terminal waits. It leaves the matcher as it was. (Generation's
-// fast-forward works on tokens: see Options.Constraint.)
+// fast-forward works on tokens: see decode.Options.Constraint.)
 func (m *Matcher) Forced() []byte {
 	if m.ended {
 		return nil
 	}
-	var out []byte
-	for !m.p.CanEnd() {
-		next, tok := m.p.Next()
-		if tok {
-			break
-		}
-		only, n := -1, 0
-		for w, word := range next {
-			for ; word != 0; word &= word - 1 {
-				only = w*64 + bits.TrailingZeros64(word)
-				n++
-			}
-		}
-		if n != 1 || !m.p.Push(byte(only)) {
-			break
-		}
-		out = append(out, byte(only))
-	}
-	m.p.Pop(len(out))
-	return out
+	return m.p.Forced()
 }
 
 // Expected describes what may come next, for error messages.

@@ -6,8 +6,44 @@ import (
 	"github.com/reins-go/reins/vocab"
 )
 
-// Backend evaluates a language model. It is the seam between reins and an
-// inference engine: tokens go in, next-token logits come out.
+// Backend is a language model to generate with, the seam between reins
+// and an inference engine. It is one of two kinds, which Capabilities
+// tells apart:
+//
+//   - a LogitsBackend gives the full next-token logits for any token
+//     sequence (llama.cpp in process): reins samples, masks exactly, and
+//     reports exact distributions;
+//   - a TextBackend is a server that continues text and returns each
+//     token with at most a few alternatives (OpenAI-compatible APIs,
+//     Ollama): reins keeps a constraint by checking the bytes it returns,
+//     taking allowed alternatives, and asking again, and reports what it
+//     can know of the distributions.
+//
+// Generate, Complete, CompleteN and Score take either.
+type Backend interface {
+	Capabilities() Capabilities
+}
+
+// Capabilities describes a backend.
+type Capabilities struct {
+	// Logits: the backend is a LogitsBackend.
+	Logits bool `json:"logits"`
+	// TopLogprobs is the most alternatives per token a TextBackend
+	// returns (OpenAI allows 20).
+	TopLogprobs int `json:"top_logprobs"`
+	// Bias: a TextBackend takes per-token biases (TextRequest.Bias) and
+	// reports token ids.
+	Bias bool `json:"bias"`
+	// Echo: a TextBackend scores a text it is given (PromptScorer).
+	Echo bool `json:"echo"`
+	// Chat: the server applies the model's chat template to a
+	// conversation; Raw: it continues raw text as given.
+	Chat bool `json:"chat"`
+	Raw  bool `json:"raw"`
+}
+
+// LogitsBackend evaluates a model and returns next-token logits: tokens
+// go in, logits come out.
 //
 // A backend keeps up to MaxSequences independent sequences (slots) and
 // may cache their state between calls: a request whose tokens extend, or
@@ -15,8 +51,9 @@ import (
 // new tokens. Which slot holds what is the backend's business; callers
 // only name the slot and give its whole token sequence each time.
 //
-// A Backend is not safe for concurrent use.
-type Backend interface {
+// A LogitsBackend is not safe for concurrent use.
+type LogitsBackend interface {
+	Backend
 	// Vocab returns the model's vocabulary.
 	Vocab() *vocab.Vocab
 	// NumLogits returns the length of a logit vector. It may exceed

@@ -44,9 +44,15 @@ type Options struct {
 	// could end is an *UnfinishedError. A Budgeted constraint keeps room
 	// to finish within the budget.
 	Constraint func() Constraint
+	// TextConstraint is the same constraint judged on bytes, for a
+	// TextBackend, which has no vocabulary to mask with.
+	TextConstraint func() TextConstraint
 }
 
 func (o *Options) validate(v *vocab.Vocab) error {
+	if o.Constraint == nil && o.TextConstraint != nil {
+		return &OptionError{"Constraint", "nil", "a logits backend needs the token-level constraint beside Options.TextConstraint"}
+	}
 	switch {
 	case o.MaxTokens < 0:
 		return &OptionError{"MaxTokens", fmt.Sprint(o.MaxTokens), "want ≥ 0"}
@@ -78,7 +84,9 @@ type Completion struct {
 	Text         string  `json:"text"`
 	Tokens       []Token `json:"tokens"`
 	FinishReason string  `json:"finish_reason"`
-	PromptTokens int     `json:"prompt_tokens"`
+	PromptTokens int     `json:"prompt_tokens,omitempty"`
+	// Usage is what the output cost on a TextBackend.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Logprob returns the sum of the generated tokens' log-probabilities.
@@ -90,11 +98,37 @@ func (c *Completion) Logprob() float64 {
 	return s
 }
 
+// run is one generation in progress, on either kind of backend.
+type run interface {
+	step(ctx context.Context) error // advance every live branch
+	allDone() bool
+	released(i int) []Token // branch i's tokens not yet streamed
+	completions() []*Completion
+	unfinished() error                            // after the end: the constrained outputs cut short
+	failure(ctx context.Context, err error) error // what a failed step returns
+}
+
+var (
+	_ run = (*generator)(nil)
+	_ run = (*textRun)(nil)
+)
+
+// newRun starts a generation of n branches on b.
+func newRun(b Backend, prompt string, opts Options, n int) (run, error) {
+	switch b := b.(type) {
+	case LogitsBackend:
+		return newGenerator(b, prompt, opts, n)
+	case TextBackend:
+		return newTextRun(b, prompt, opts, n)
+	}
+	return nil, fmt.Errorf("backend %T is neither a LogitsBackend nor a TextBackend", b)
+}
+
 // Stream is one generation in progress: range over Tokens, then ask Err
 // and Completion how it ended.
 type Stream struct {
 	ctx  context.Context
-	g    *generator
+	r    run
 	err  error
 	done bool
 }
@@ -103,8 +137,8 @@ type Stream struct {
 // Tokens is ranged over. Each token is yielded once it is certain not to
 // be part of a stop string.
 func Generate(ctx context.Context, b Backend, prompt string, opts Options) *Stream {
-	g, err := newGenerator(b, prompt, opts, 1)
-	return &Stream{ctx: ctx, g: g, err: err, done: err != nil}
+	r, err := newRun(b, prompt, opts, 1)
+	return &Stream{ctx: ctx, r: r, err: err, done: err != nil}
 }
 
 // Tokens yields the generated tokens until generation ends or fails;
@@ -114,21 +148,25 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 		if s.done {
 			return
 		}
-		br := s.g.branches[0]
-		for !br.done {
-			if err := s.g.step(s.ctx); err != nil {
-				s.err = s.g.failure(s.ctx, err)
+		for !s.r.allDone() {
+			if err := s.r.step(s.ctx); err != nil {
+				s.err = s.r.failure(s.ctx, err)
 				s.done = true
 				return
 			}
-			for _, t := range br.takeReleased() {
+			for _, t := range s.r.released(0) {
 				if !yield(t) {
 					return
 				}
 			}
 		}
+		for _, t := range s.r.released(0) {
+			if !yield(t) {
+				return
+			}
+		}
 		s.done = true
-		s.err = s.g.unfinished()
+		s.err = s.r.unfinished()
 	}
 }
 
@@ -141,10 +179,10 @@ func (s *Stream) Err() error { return s.err }
 // before, or when the options were invalid): its text, every token, and
 // why it finished.
 func (s *Stream) Completion() *Completion {
-	if !s.done || s.g == nil {
+	if !s.done || s.r == nil {
 		return nil
 	}
-	return s.g.completions()[0]
+	return s.r.completions()[0]
 }
 
 // Complete generates after prompt until a stop condition and returns the
@@ -158,28 +196,30 @@ func Complete(ctx context.Context, b Backend, prompt string, opts Options) (*Com
 	return nil, err
 }
 
-// CompleteN generates n continuations of one prompt. The prompt is
-// evaluated once and shared; each branch i samples with seed
-// opts.Sampling.Seed+i, and all branches advance together, batched. n may
-// be at most b.MaxSequences(). The completions come back with the error,
-// also when it is an *UnfinishedError (one per unfinished branch, joined).
+// CompleteN generates n continuations of one prompt, branch i sampled
+// with seed opts.Sampling.Seed+i. On a LogitsBackend the prompt is
+// evaluated once and shared, all branches advance together, batched, and
+// n may be at most b.MaxSequences(); on a TextBackend the branches are
+// asked for concurrently. The completions come back with the error, also
+// when it is an *UnfinishedError (one per unfinished branch, joined).
 func CompleteN(ctx context.Context, b Backend, prompt string, n int, opts Options) ([]*Completion, error) {
-	g, err := newGenerator(b, prompt, opts, n)
+	r, err := newRun(b, prompt, opts, n)
 	if err != nil {
 		return nil, err
 	}
-	for !g.allDone() {
-		if err := g.step(ctx); err != nil {
-			err = g.failure(ctx, err)
-			return g.completions(), err
+	for !r.allDone() {
+		if err := r.step(ctx); err != nil {
+			err = r.failure(ctx, err)
+			return r.completions(), err
 		}
 	}
-	return g.completions(), g.unfinished()
+	return r.completions(), r.unfinished()
 }
 
-// generator runs the generation loop for one or more branches of a prompt.
+// generator runs the generation loop on a LogitsBackend, for one or more
+// branches of a prompt.
 type generator struct {
-	b         Backend
+	b         LogitsBackend
 	v         *vocab.Vocab
 	opts      Options
 	maxStop   int
@@ -218,7 +258,7 @@ type branch struct {
 	logits   []float32
 }
 
-func newGenerator(b Backend, prompt string, opts Options, n int) (*generator, error) {
+func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generator, error) {
 	v := b.Vocab()
 	if err := opts.validate(v); err != nil {
 		return nil, err
@@ -681,8 +721,9 @@ func (br *branch) finishWith(reason string) {
 	br.released = len(br.gen)
 }
 
-// takeReleased returns the tokens released since the last call.
-func (br *branch) takeReleased() []Token {
+// released returns branch i's tokens released since the last call.
+func (g *generator) released(i int) []Token {
+	br := g.branches[i]
 	out := br.gen[br.taken:br.released]
 	br.taken = br.released
 	return out

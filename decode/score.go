@@ -38,10 +38,29 @@ const scoreWindow = 64
 // Score returns the log-probability of every token of text under the
 // model: "The cat sat" → [-2.4, -2.1, -0.3]. The first token is
 // conditioned on BOS when the model uses one.
+//
+// On a TextBackend it asks the server (a PromptScorer whose Capabilities
+// say Echo); a server that cannot score a given text is ErrCannotScore.
 func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*ScoreResult, error) {
 	if text == "" {
 		return nil, errors.New("empty text: nothing to score")
 	}
+	lb, ok := b.(LogitsBackend)
+	if !ok {
+		ps, ok := b.(PromptScorer)
+		if !ok || !b.Capabilities().Echo {
+			return nil, ErrCannotScore
+		}
+		return ps.ScorePrompt(ctx, opts.Context, text, opts.TopLogprobs)
+	}
+	return scoreLogits(ctx, lb, text, opts)
+}
+
+// ErrCannotScore is returned by Score on a backend that cannot score a
+// given text (a server without echo, as OpenAI's chat API).
+var ErrCannotScore = errors.New("the backend cannot score a given text")
+
+func scoreLogits(ctx context.Context, b LogitsBackend, text string, opts ScoreOptions) (*ScoreResult, error) {
 	var all []int
 	nUnscored := 1
 	if opts.Context != "" {
@@ -67,7 +86,7 @@ func Score(ctx context.Context, b Backend, text string, opts ScoreOptions) (*Sco
 // space the tokenizer adds (SentencePiece does) taken back out, and
 // failing that, text spelled greedily with the longest tokens of the
 // vocabulary. Every byte of text is then scored, and nothing else.
-func Continuation(b Backend, prompt, text string) (prefix, tokens []int, err error) {
+func Continuation(b LogitsBackend, prompt, text string) (prefix, tokens []int, err error) {
 	if prefix, err = b.Tokenize(prompt, true); err != nil {
 		return nil, nil, fmt.Errorf("tokenize prompt: %w", err)
 	}
@@ -111,7 +130,7 @@ func Continuation(b Backend, prompt, text string) (prefix, tokens []int, err err
 // such as a generation's own tokens: re-tokenizing text is not always
 // faithful (llama.cpp replaces invalid UTF-8 with U+FFFD, for one).
 // topN is how many alternatives to report per token.
-func ScoreTokens(ctx context.Context, b Backend, prefix, tokens []int, topN int) (*ScoreResult, error) {
+func ScoreTokens(ctx context.Context, b LogitsBackend, prefix, tokens []int, topN int) (*ScoreResult, error) {
 	v := b.Vocab()
 	switch {
 	case len(prefix) == 0:

@@ -50,6 +50,12 @@ type TopLogprob struct {
 type Logprobs struct {
 	Logprob     float64      `json:"logprob"`
 	TopLogprobs []TopLogprob `json:"top_logprobs"`
+	// TopK is set when the distribution is known only through the
+	// alternatives a TextBackend returned: the constrained one is then
+	// renormalised over the allowed tokens among them, and Unseen says
+	// how much probability, at most, lay outside them under the model.
+	TopK   bool    `json:"top_k,omitempty"`
+	Unseen float64 `json:"unseen,omitempty"`
 }
 
 // Token is one generated or scored token, in the shape of an entry of
@@ -68,6 +74,10 @@ type Token struct {
 	// Forced is true for a token the constraint left as the only choice,
 	// appended without sampling.
 	Forced bool `json:"forced,omitempty"`
+	// Unscored is true for text a TextBackend was never asked about (the
+	// constraint forced it after the server stopped or strayed): its ID
+	// is -1 and its Logprob 0, not a measurement.
+	Unscored bool `json:"unscored,omitempty"`
 }
 
 // Prob returns e^Logprob.

@@ -13,24 +13,21 @@ import (
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
-	"github.com/reins-go/reins/vocab"
 )
 
 // evalClock is a backend that records when each evaluation starts and
 // ends, so that a generation's time splits into the model's and reins'.
 type evalClock struct {
-	decode.Backend
+	decode.LogitsBackend
 	spans [][2]time.Time
 }
 
 func (c *evalClock) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
 	start := time.Now()
-	err := c.Backend.Eval(ctx, reqs)
+	err := c.LogitsBackend.Eval(ctx, reqs)
 	c.spans = append(c.spans, [2]time.Time{start, time.Now()})
 	return err
 }
-
-func (c *evalClock) Vocab() *vocab.Vocab { return c.Backend.Vocab() }
 
 // between returns the times between one evaluation's end and the next
 // one's start: what reins does for a token (mask, log-softmax, top-N,
@@ -74,7 +71,7 @@ func BenchmarkConstrainedJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	clock := &evalClock{Backend: lm}
+	clock := &evalClock{LogitsBackend: lm}
 	m := reins.New(clock)
 	ctx := context.Background()
 	const maxTokens = 96
