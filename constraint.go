@@ -220,7 +220,7 @@ func JSONSchemaFile(path string, opts *JSONOptions) (*Constraint, error) {
 		o.BaseURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	}
 	if o.Loader == nil {
-		o.Loader = dirLoaderTODO(filepath.Dir(abs))
+		o.Loader = jsonschema.DirLoader(filepath.Dir(abs), MaxSourceBytes)
 	}
 	c, err := JSONSchema(src, &o)
 	if err != nil {

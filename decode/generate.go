@@ -115,11 +115,20 @@ var (
 
 // newRun starts a generation of n branches on b.
 func newRun(b Backend, prompt string, opts Options, n int) (run, error) {
+	// A failed start returns a nil run, not a typed nil in the interface.
 	switch b := b.(type) {
 	case LogitsBackend:
-		return newGenerator(b, prompt, opts, n)
+		g, err := newGenerator(b, prompt, opts, n)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
 	case TextBackend:
-		return newTextRun(b, prompt, opts, n)
+		r, err := newTextRun(b, prompt, opts, n)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	return nil, fmt.Errorf("backend %T is neither a LogitsBackend nor a TextBackend", b)
 }

@@ -296,3 +296,15 @@ func TestCompleteNBranches(t *testing.T) {
 	assert.ErrorContains(t, err, "99 branches")
 	assert.ErrorIs(t, err, decode.ErrTooManyBranches)
 }
+
+// TestStreamOfBadOptions: a stream that cannot start yields nothing and
+// says why; its Completion is nil.
+func TestStreamOfBadOptions(t *testing.T) {
+	_, b := newFake(t)
+	s := decode.Generate(context.Background(), b, "", decode.Options{})
+	for range s.Tokens() {
+		t.Fatal("no token")
+	}
+	assert.ErrorContains(t, s.Err(), "empty prompt")
+	assert.Nil(t, s.Completion())
+}
