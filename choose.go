@@ -51,6 +51,11 @@ type ChooseOptions struct {
 	Then string
 	// TopLogprobs is how many alternatives each option token reports.
 	TopLogprobs int
+	// Heal scores each option after the prompt's last token taken back
+	// and spelled again with the option (see Options.Heal), so that a
+	// prompt ending in a space does not penalise options that begin with
+	// one word token. Local models only.
+	Heal bool
 }
 
 // Choose scores every option as a continuation of prompt and returns
@@ -62,7 +67,7 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 	if err := checkOptions(options); err != nil {
 		return nil, err
 	}
-	scored, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs)
+	scored, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +80,7 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 
 // chooseN is Generate under a Choice: n picks among the scored options.
 func (m *Model) chooseN(ctx context.Context, prompt string, options []string, n int, opts Options) ([]*Completion, error) {
-	scored, err := m.scoreOptions(ctx, prompt, options, "", opts.TopLogprobs)
+	scored, err := m.scoreOptions(ctx, prompt, options, "", opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +100,22 @@ func (m *Model) chooseN(ctx context.Context, prompt string, options []string, n 
 
 // scoreOptions scores each option (followed by then) after prompt and
 // normalises their probabilities.
-func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
+func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int, heal bool) ([]Option, error) {
+	if heal && m.logits != nil {
+		cut, healed, err := m.healPoint(prompt)
+		if err != nil {
+			return nil, err
+		}
+		spelled := make([]string, len(options))
+		for i, o := range options {
+			spelled[i] = healed + o
+		}
+		out, err := m.scoreOptions(ctx, cut, spelled, then, topN, false)
+		for i := range out {
+			out[i].Text = options[i]
+		}
+		return out, err
+	}
 	if m.text != nil {
 		out, err := m.scoreOptionsText(ctx, prompt, options, then, topN)
 		if err != nil {

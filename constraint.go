@@ -32,14 +32,16 @@ const MaxSourceBytes = 16 << 20
 // (and cached), and safe to share across goroutines and models.
 type Constraint struct {
 	desc     string // what it is, for messages
+	g        *grammar.Grammar
 	prog     *grammar.Prog
 	json     *jsonschema.Validator // JSON constraints: outputs are parsed and validated
 	relaxed  []string              // keywords the JSON grammar does not enforce
 	options  []string              // a Choice's options
 	warnings []string
 
-	mu    sync.Mutex
-	bound map[*vocab.Vocab]*automaton.Automaton
+	mu     sync.Mutex
+	bound  map[*vocab.Vocab]*automaton.Automaton
+	healed map[string]*Constraint // after(prefix), by prefix
 }
 
 // Warnings are what compiling the constraint noticed but did not refuse
@@ -263,7 +265,49 @@ func compile(desc string, g *grammar.Grammar) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Constraint{desc: desc, prog: p, warnings: g.Warnings}, nil
+	return &Constraint{desc: desc, g: g, prog: p, warnings: g.Warnings}, nil
+}
+
+// FromGrammar returns the constraint of a grammar built in Go
+// (grammar.Seq, grammar.Lit, grammar.Class, ...), or combined from the
+// front ends' grammars. g must not change afterwards.
+func FromGrammar(g *grammar.Grammar) (*Constraint, error) {
+	if g == nil {
+		return nil, errors.New("reins: nil grammar")
+	}
+	return compile("grammar", g)
+}
+
+// anyText is the constraint of any valid UTF-8 text, which healing puts
+// after the bytes it takes back when there is no other constraint.
+func anyText() (*Constraint, error) {
+	return FromGrammar(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{
+		{Name: "root", Body: grammar.Repeat(grammar.Class(0, 0x10FFFF), 0, -1)},
+	}})
+}
+
+// healedStart names the start rule of a constraint after a prefix.
+const healedStart = "reins.healed"
+
+// after returns the constraint of prefix followed by a text of c's
+// language, compiled once per prefix.
+func (c *Constraint) after(prefix []byte) (*Constraint, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := c.healed[string(prefix)]; ok {
+		return h, nil
+	}
+	g := &grammar.Grammar{Start: healedStart, Rules: append([]grammar.Rule{{Name: healedStart,
+		Body: grammar.Seq(&grammar.Node{Op: grammar.OpBytes, Bytes: prefix}, grammar.Ref(c.g.Start))}}, c.g.Rules...)}
+	h, err := compile(c.desc+" after healing", g)
+	if err != nil {
+		return nil, err
+	}
+	if c.healed == nil {
+		c.healed = map[string]*Constraint{}
+	}
+	c.healed[string(prefix)] = h
+	return h, nil
 }
 
 // automaton returns c bound to model m's vocabulary, binding it on

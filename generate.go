@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/vocab"
 )
 
 // Token is one generated or scored token: its id, exact bytes,
@@ -45,6 +47,14 @@ type Options struct {
 	// TopLogprobs is how many alternatives each token reports (any
 	// number up to the vocabulary size).
 	TopLogprobs int
+	// Heal takes the prompt's last token back when it is text, and lets
+	// the output spell it again with whatever tokens the model and the
+	// constraint choose (token healing): a prompt that ends "is: " does
+	// not force the output to start after a lone space token. The bytes
+	// taken back are Completion.Healed; Text is what follows them, while
+	// the first tokens spell both. Local models only (a server tokenizes
+	// the prompt itself; there Heal does nothing), and not Stream.
+	Heal bool
 }
 
 // DefaultMaxTokens is the token budget when Options.MaxTokens is 0.
@@ -53,6 +63,9 @@ const DefaultMaxTokens = decode.DefaultMaxTokens
 // Completion is one generated output.
 type Completion struct {
 	decode.Completion
+	// Healed is what Options.Heal took back from the prompt: the
+	// completion's tokens spell Healed, then Text.
+	Healed string `json:"healed,omitempty"`
 	// Value is the parsed output under a JSON constraint (numbers as
 	// json.Number).
 	Value any `json:"value,omitempty"`
@@ -82,7 +95,26 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 	if c := opts.Constraint; c != nil && c.options != nil {
 		return m.chooseN(ctx, prompt, c.options, n, opts)
 	}
-	dopts, err := m.decodeOptions(opts)
+	run := opts // what generates: opts, or after healing
+	healed := ""
+	if opts.Heal && m.logits != nil {
+		var err error
+		if prompt, healed, err = m.healPoint(prompt); err != nil {
+			return nil, err
+		}
+		if healed != "" {
+			base := opts.Constraint
+			if base == nil {
+				if base, err = anyText(); err != nil {
+					return nil, err
+				}
+			}
+			if run.Constraint, err = base.after([]byte(healed)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	dopts, err := m.decodeOptions(run)
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +137,11 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 			cs, err = decode.CompleteN(ctx, l, prompt, len(l.seqs), o)
 			l.release()
 		}
+		for _, c := range cs {
+			c.Text = strings.TrimPrefix(c.Text, healed) // the healing grammar starts every output with it
+		}
 		if len(cs) == 0 || (err != nil && !errors.Is(err, ErrUnfinished)) {
-			return append(out, wrap(cs)...), err
+			return append(out, wrap(cs, healed)...), err
 		}
 		base := len(out)
 		cut := map[int]bool{}
@@ -115,11 +150,15 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 			if errors.As(e, &u) {
 				cut[u.Branch] = true
 				u.Branch += base
+				if u.Completion != nil && u.Completion != cs[u.Branch-base] {
+					u.Completion.Text = strings.TrimPrefix(u.Completion.Text, healed)
+				}
 				errs = append(errs, u)
 			}
 		}
 		for i, c := range cs {
 			done, err := m.checked(opts, c, base+i, cut[i])
+			done.Healed = healed
 			out = append(out, done)
 			if err != nil {
 				errs = append(errs, err)
@@ -130,12 +169,39 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 }
 
 // wrap turns decode's completions into this package's.
-func wrap(cs []*decode.Completion) []*Completion {
+func wrap(cs []*decode.Completion, healed string) []*Completion {
 	out := make([]*Completion, len(cs))
 	for i, c := range cs {
-		out[i] = &Completion{Completion: *c}
+		out[i] = &Completion{Completion: *c, Healed: healed}
 	}
 	return out
+}
+
+// healPoint returns prompt without its last token, and that token's
+// bytes, when the token is text and something is left before it; else
+// the prompt as it is and "".
+func (m *Model) healPoint(prompt string) (string, string, error) {
+	m.mu.Lock()
+	toks, err := m.logits.Tokenize(prompt, true)
+	m.mu.Unlock()
+	if err != nil {
+		return "", "", fmt.Errorf("tokenize prompt: %w", err)
+	}
+	v := m.logits.Vocab()
+	if len(toks) == 0 {
+		return prompt, "", nil
+	}
+	last := toks[len(toks)-1]
+	switch v.Kind(last) {
+	case vocab.KindNormal, vocab.KindByte, vocab.KindUserDefined:
+	default:
+		return prompt, "", nil
+	}
+	p := string(v.Bytes(last))
+	if p == "" || !strings.HasSuffix(prompt, p) || len(p) == len(prompt) {
+		return prompt, "", nil
+	}
+	return prompt[:len(prompt)-len(p)], p, nil
 }
 
 // unwrapAll returns the errors joined in err (or err alone).
@@ -238,6 +304,10 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 			return
 		}
 		s.ran = true
+		if s.opts.Heal {
+			s.err = &OptionError{Field: "Heal", Value: "true", Want: "not with Stream: use Generate"}
+			return
+		}
 		if c := s.opts.Constraint; c != nil && c.options != nil {
 			cs, err := s.m.chooseN(s.ctx, s.prompt, c.options, 1, s.opts)
 			if s.err = err; err == nil {
