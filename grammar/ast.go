@@ -9,7 +9,8 @@ import (
 
 // Pos is a position in a grammar's source text.
 type Pos struct {
-	Line, Col int // 1-based; 0 when unknown
+	Line, Col int // 1-based; 0 when unknown (Col counts characters)
+	Offset    int // the byte offset from the start of the source; meaningful when Line > 0
 }
 
 // String returns "line:col".
@@ -85,8 +86,12 @@ type Rule struct {
 type Grammar struct {
 	Rules []Rule
 	Start string // the start rule's name
+	// File names the source the grammar was read from (a file name,
+	// "regex"), for the errors and warnings of Compile; it may be empty.
+	File string
 	// Warnings are non-fatal findings of the front end, such as unused
-	// rules, each with its position.
+	// rules, each with its position. Compile leaves them as they are and
+	// returns its own on the Prog.
 	Warnings []string
 }
 

@@ -1,7 +1,9 @@
 package grammar
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -11,73 +13,118 @@ import (
 // compiled into something that exhausts memory.
 const MaxInst = 1 << 20
 
-// Error is a grammar error at a position in the grammar's source.
+// MaxDepth bounds how deeply a grammar's tree may nest (a node inside a
+// node, counted from a rule's body), and how deeply compiling may nest
+// rules it inlines. The compiler and the parser follow the tree by
+// recursion, so a bound keeps their stack small (a few megabytes at
+// worst) instead of letting a hostile tree exhaust it. Grammars written
+// by hand nest a few levels deep, and those lowered from JSON Schema
+// about six per level of the schema; a deeper rule to inline is called
+// instead, so only a single rule's tree can exceed it.
+const MaxDepth = 10000
+
+// Causes an Error may wrap, for errors.Is.
+var (
+	// ErrTooLarge: the compiled grammar would exceed MaxInst
+	// instructions, or a front end's size limit.
+	ErrTooLarge = errors.New("grammar too large")
+	// ErrTooDeep: the grammar nests deeper than MaxDepth, or than a
+	// front end's nesting limit.
+	ErrTooDeep = errors.New("grammar nested too deeply")
+)
+
+// Error is a grammar error at a position in the grammar's source. The
+// front ends (grammar/gbnf, grammar/regex) and Compile return their
+// errors as *Error, so that a caller can find the position with
+// errors.As.
 type Error struct {
-	Pos Pos
-	Msg string
+	File string // the source's name (a file name, "regex"); may be empty
+	Pos  Pos    // where in the source; Line is 0 when not known
+	Msg  string
+	Err  error // the cause, if any (ErrTooLarge, ErrTooDeep, a parser's error)
 }
 
+// Error returns "file:line:col: message", leaving out what is not known.
 func (e *Error) Error() string {
-	if e.Pos.Line == 0 {
-		return e.Msg
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteByte(':')
 	}
-	return e.Pos.String() + ": " + e.Msg
+	if e.Pos.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d:", e.Pos.Line, e.Pos.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Msg)
+	return b.String()
 }
 
-func errorf(pos Pos, format string, args ...any) error {
-	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
-}
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Compile checks g and lowers it to a Prog. Undefined rules, a missing
 // start rule and a start rule that matches no string are errors. Rules
 // that match no string (every alternative recurses forever) are pruned,
 // with a warning, so that every state the parser can reach can still be
-// completed to a string of the language.
-func Compile(g *Grammar) (*Prog, error) {
+// completed to a string of the language. Errors are *Error, naming
+// g.File.
+//
+// Compile leaves g as it is: the warnings go on the Prog. It only reads
+// g, so one grammar may be compiled by many goroutines at once. Its
+// work and memory grow with the size of g's tree, counting a node once
+// however many parents share it, and with the size of the Prog.
+func Compile(g *Grammar) (p *Prog, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, &Error{File: g.File, Msg: fmt.Sprintf("internal error compiling the grammar: %v", r)}
+		}
+	}()
 	c := &compiler{g: g, index: map[string]int{}, prog: &Prog{}}
 	for i, r := range g.Rules {
 		if _, dup := c.index[r.Name]; dup {
-			return nil, errorf(r.Pos, "rule %s is defined twice", r.Name)
+			return nil, c.errorf(r.Pos, nil, "rule %s is defined twice", r.Name)
 		}
 		c.index[r.Name] = i
 	}
 	start, ok := c.index[g.Start]
 	if !ok {
-		return nil, errorf(Pos{}, "no start rule %q", g.Start)
+		return nil, c.errorf(Pos{}, nil, "no start rule %q", g.Start)
 	}
 	// One walk over each rule checks it, measures it and counts the
 	// calls it makes.
 	sizes := make([]int, len(g.Rules))
 	calls := make([]map[int]int, len(g.Rules))
-	for i, r := range g.Rules {
+	c.heights = make([]int, len(g.Rules))
+	c.refLevels = make([][]refLevel, len(g.Rules))
+	for i := range g.Rules {
 		calls[i] = map[int]int{}
-		size, err := c.scan(r.Body, calls[i])
+		size, err := c.scan(i, calls[i])
 		if err != nil {
 			return nil, err
 		}
 		sizes[i] = size
 	}
-	c.productivity()
+	c.productivity(calls)
 	if !c.productive[start] {
-		return nil, errorf(g.Rules[start].Pos, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
+		return nil, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
 	}
+	p = c.prog
+	p.Warnings = append(p.Warnings, g.Warnings...)
 	for i, r := range g.Rules {
 		if !c.productive[i] {
-			g.Warnings = append(g.Warnings, fmt.Sprintf("%s: rule %s matches no string and is never used", r.Pos, r.Name))
+			p.Warnings = append(p.Warnings, (&Error{File: g.File, Pos: r.Pos, Msg: fmt.Sprintf("rule %s matches no string and is never used", r.Name)}).Error())
 		}
 	}
 	// Refuse before unrolling what would exceed the budget.
-	total := 0
-	for i, r := range g.Rules {
-		total += sizes[i]
-		if total > MaxInst {
-			return nil, errorf(r.Pos, "grammar too large: unrolling its bounded repetitions would take more than %d instructions", MaxInst)
-		}
+	if err := c.checkSize(sizes); err != nil {
+		return nil, err
 	}
 	// Compile the grammar with its non-recursive rules inlined: the
 	// program's rules are the others, in order.
 	c.inlined = inline(g.Rules, sizes, calls, g.Start)
-	p := c.prog
+	c.boundInlining()
 	c.progRule = make([]uint32, len(g.Rules))
 	for i, r := range g.Rules {
 		if !c.inlined[i] {
@@ -86,6 +133,10 @@ func Compile(g *Grammar) (*Prog, error) {
 		}
 	}
 	p.Start = int(c.progRule[start])
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
 	// Sharing inlined bodies keeps most programs below the grammar's
 	// unrolled size; the rest grow by append.
 	p.Inst = make([]Inst, 0, min(total+len(p.Rules), MaxInst))
@@ -93,6 +144,7 @@ func Compile(g *Grammar) (*Prog, error) {
 		if c.inlined[i] {
 			continue
 		}
+		c.rule = i
 		pr := c.progRule[i]
 		match := c.emit(Inst{Op: InstMatch, Arg: pr})
 		if !c.productive[i] {
@@ -112,12 +164,28 @@ func Compile(g *Grammar) (*Prog, error) {
 	return p, nil
 }
 
+// errorf returns an *Error of g's source at pos, wrapping cause.
+func (c *compiler) errorf(pos Pos, cause error, format string, args ...any) error {
+	return &Error{File: c.g.File, Pos: pos, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// nodeErrorf is errorf at node n of rule i: where n's position is not
+// known (a grammar built in Go), the message names the rule instead.
+func (c *compiler) nodeErrorf(i int, n *Node, cause error, format string, args ...any) error {
+	if n.Pos.Line > 0 {
+		return c.errorf(n.Pos, cause, format, args...)
+	}
+	r := &c.g.Rules[i]
+	return c.errorf(r.Pos, cause, "rule %s: %s", r.Name, fmt.Sprintf(format, args...))
+}
+
 type compiler struct {
 	g          *Grammar
 	index      map[string]int
 	prog       *Prog
 	productive []bool
 	err        error
+	rule       int      // the rule being compiled, for errors
 	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
 	seqs       map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
@@ -127,57 +195,231 @@ type compiler struct {
 	progRule []uint32
 	// expanded is the unrolled size of each inlined rule's body, with its
 	// inlined references in place, plus one for the reference; 0 until
-	// measured.
-	expanded []int
+	// measured. expandedNode remembers it for the bodies of repetitions.
+	expanded     []int
+	expandedNode map[*Node]int
 	// hoistedRules finds the rule a repeated body was hoisted into, by
 	// the body's node: bodies an inlined rule shares are hoisted once.
 	hoistedRules map[*Node]*Node
 	done         map[compiled]uint32
+
+	// What scan learns: visits counts the nodes it walked; heights[i]
+	// is the height of rule i's tree, and refLevels[i] where in it rule
+	// i refers to others (for boundInlining).
+	visits    int
+	heights   []int
+	refLevels [][]refLevel
+	// big is the first node found whose unrolled size alone exceeds
+	// MaxInst, and its rule, for the error that names it.
+	big      *Node
+	bigRule  int
+	bigSize  int
+	bigInner int // the unrolled size of big's body, when a repetition
 }
 
-// scan checks n, adds its references to rules to calls (by rule index)
-// and returns unrolled(n), in one walk.
-func (c *compiler) scan(n *Node, calls map[int]int) (int, error) {
-	switch n.Op {
-	case OpRef:
-		i, ok := c.index[n.Name]
-		if !ok {
-			return 0, errorf(n.Pos, "undefined rule %s", n.Name)
-		}
-		calls[i]++
-	case OpClass:
-		if len(n.Ranges) == 0 {
-			return 0, errorf(n.Pos, "empty character class matches nothing")
-		}
-	case OpRepeat:
-		if n.Min < 0 || (n.Max >= 0 && n.Max < n.Min) {
-			return 0, errorf(n.Pos, "bad repetition {%d,%d}", n.Min, n.Max)
-		}
-	case OpToken:
-		if len(n.Tokens) == 0 {
-			return 0, errorf(n.Pos, "empty token set")
-		}
+// refLevel is a reference to rule target at depth level of a rule's tree.
+type refLevel struct{ target, level int }
+
+// maxVisits bounds the nodes scan walks, a subtree shared by several
+// parents counting at each. Every node but an empty literal counts at
+// least one instruction in the unrolled size, so a grammar that needs
+// more visits is far too large anyway; the bound keeps scan linear when
+// a tree shares subtrees exponentially often.
+const maxVisits = 8 * MaxInst
+
+// scan checks rule i's tree, adds the references it makes to calls (by
+// rule index), and returns its unrolled size (see nodeSize), in one
+// walk. It recurses at most MaxDepth deep, so the compile passes after
+// it, which recurse as deep as the tree, are safe.
+func (c *compiler) scan(i int, calls map[int]int) (int, error) {
+	body := c.g.Rules[i].Body
+	if body == nil {
+		return 0, c.errorf(c.g.Rules[i].Pos, nil, "rule %s has no body", c.g.Rules[i].Name)
+	}
+	return c.scanNode(i, body, 1, calls)
+}
+
+func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, error) {
+	if n == nil {
+		return 0, c.nodeErrorf(i, &Node{}, nil, "nil node in the grammar's tree")
+	}
+	if depth > MaxDepth {
+		return 0, c.nodeErrorf(i, n, ErrTooDeep, "the grammar nests more than %d deep (MaxDepth), or its tree contains itself", MaxDepth)
+	}
+	if c.visits++; c.visits > maxVisits {
+		r := &c.g.Rules[i]
+		return 0, c.errorf(r.Pos, ErrTooLarge, "grammar too large: its tree, a shared subtree counted at each use, has more than %d nodes (at rule %s)", maxVisits, r.Name)
+	}
+	if err := c.check(i, n); err != nil {
+		return 0, err
+	}
+	c.heights[i] = max(c.heights[i], depth)
+	if n.Op == OpRef {
+		t := c.index[n.Name]
+		calls[t]++
+		c.refLevels[i] = append(c.refLevels[i], refLevel{t, depth})
 	}
 	subs := 0
 	for _, s := range n.Subs {
-		size, err := c.scan(s, calls)
+		size, err := c.scanNode(i, s, depth+1, calls)
 		if err != nil {
 			return 0, err
 		}
-		subs += size
+		subs = satAdd(subs, size)
 	}
-	return nodeSize(n, subs), nil
+	size := nodeSize(n, subs)
+	if size > MaxInst && c.big == nil {
+		c.big, c.bigRule, c.bigSize, c.bigInner = n, i, size, subs
+	}
+	return size, nil
 }
 
-// productivity finds the rules that derive at least one string.
-func (c *compiler) productivity() {
-	c.productive = make([]bool, len(c.g.Rules))
-	for changed := true; changed; {
-		changed = false
-		for i, r := range c.g.Rules {
-			if !c.productive[i] && c.nodeProductive(r.Body) {
-				c.productive[i] = true
-				changed = true
+// check checks node n of rule i on its own.
+func (c *compiler) check(i int, n *Node) error {
+	switch n.Op {
+	case OpRef:
+		if _, ok := c.index[n.Name]; !ok {
+			return c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
+		}
+	case OpClass:
+		if len(n.Ranges) == 0 {
+			return c.nodeErrorf(i, n, nil, "empty character class matches nothing")
+		}
+		if len(n.Ranges)%2 != 0 {
+			return c.nodeErrorf(i, n, nil, "character class with an odd number of range bounds")
+		}
+	case OpRepeat:
+		if len(n.Subs) != 1 {
+			return c.nodeErrorf(i, n, nil, "repetition with %d bodies, want 1", len(n.Subs))
+		}
+		if n.Min < 0 || (n.Max >= 0 && n.Max < n.Min) || n.Max < -1 {
+			return c.nodeErrorf(i, n, nil, "bad repetition {%d,%d}", n.Min, n.Max)
+		}
+	case OpToken:
+		if len(n.Tokens) == 0 {
+			return c.nodeErrorf(i, n, nil, "empty token set")
+		}
+	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt:
+	default:
+		return c.nodeErrorf(i, n, nil, "unknown node kind %s", n.Op)
+	}
+	return nil
+}
+
+// checkSize refuses a grammar whose unrolled size exceeds MaxInst,
+// saying what in it is too large.
+func (c *compiler) checkSize(sizes []int) error {
+	total, largest := 0, 0
+	for i, s := range sizes {
+		total = satAdd(total, s)
+		if s > sizes[largest] {
+			largest = i
+		}
+	}
+	if total <= MaxInst {
+		return nil
+	}
+	if n := c.big; n != nil {
+		return c.nodeErrorf(c.bigRule, n, ErrTooLarge, "grammar too large: %s would take about %d instructions to compile, more than the limit of %d", c.describe(n), c.bigSize, MaxInst)
+	}
+	r := &c.g.Rules[largest]
+	return c.errorf(r.Pos, ErrTooLarge, "grammar too large: its %d rules would take about %d instructions to compile, more than the limit of %d (the largest, rule %s, about %d)", len(sizes), total, MaxInst, r.Name, sizes[largest])
+}
+
+// describe says what n is, for checkSize.
+func (c *compiler) describe(n *Node) string {
+	switch n.Op {
+	case OpLit:
+		return fmt.Sprintf("a literal of %d characters", len(n.Runes))
+	case OpBytes:
+		return fmt.Sprintf("a literal of %d bytes", len(n.Bytes))
+	case OpClass:
+		return fmt.Sprintf("a character class of %d ranges", len(n.Ranges)/2)
+	case OpSeq:
+		return fmt.Sprintf("a sequence of %d items", len(n.Subs))
+	case OpAlt:
+		return fmt.Sprintf("an alternation of %d branches", len(n.Subs))
+	case OpRepeat:
+		bounds := fmt.Sprintf("{%d,%d}", n.Min, n.Max)
+		if n.Max < 0 {
+			bounds = fmt.Sprintf("{%d,}", n.Min)
+		}
+		return fmt.Sprintf("a repetition %s of a body of about %d instructions", bounds, c.bigInner)
+	}
+	return "a " + n.Op.String() + " node"
+}
+
+// boundInlining keeps compiling within MaxDepth: a rule inlined at a
+// reference nests its tree there, and a chain of inlined rules nests
+// them all. Where that would exceed MaxDepth, the rule is called
+// instead of inlined (the language is the same). It works on the rules
+// callees first, without recursion.
+func (c *compiler) boundInlining() {
+	n := len(c.g.Rules)
+	depth := make([]int, n) // with inlined rules in place; 0 until known
+	type frame struct{ rule, next int }
+	var stack []frame
+	for r := range n {
+		if depth[r] != 0 {
+			continue
+		}
+		stack = append(stack[:0], frame{r, 0})
+		depth[r] = -1 // on the stack
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if refs := c.refLevels[f.rule]; f.next < len(refs) {
+				t := refs[f.next].target
+				f.next++
+				if c.inlined[t] && depth[t] == 0 {
+					depth[t] = -1
+					stack = append(stack, frame{t, 0})
+				}
+				continue
+			}
+			d := c.heights[f.rule]
+			for _, ref := range c.refLevels[f.rule] {
+				if !c.inlined[ref.target] || depth[ref.target] < 0 {
+					continue // called, or (only if inlining ever makes a cycle) called anyway
+				}
+				if e := ref.level - 1 + depth[ref.target]; e > MaxDepth {
+					c.inlined[ref.target] = false
+				} else {
+					d = max(d, e)
+				}
+			}
+			depth[f.rule] = d
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// productivity finds the rules that derive at least one string. A rule
+// is judged again only when a rule it calls becomes productive.
+func (c *compiler) productivity(calls []map[int]int) {
+	n := len(c.g.Rules)
+	c.productive = make([]bool, n)
+	callers := make([][]int, n)
+	for a := range n {
+		for b := range calls[a] {
+			callers[b] = append(callers[b], a)
+		}
+	}
+	var queue []int
+	judge := func(i int) {
+		if c.nodeProductive(c.g.Rules[i].Body) {
+			c.productive[i] = true
+			queue = append(queue, i)
+		}
+	}
+	for i := range n {
+		judge(i)
+	}
+	for len(queue) > 0 {
+		x := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, a := range callers[x] {
+			if !c.productive[a] {
+				judge(a)
 			}
 		}
 	}
@@ -211,7 +453,8 @@ func (c *compiler) nodeProductive(n *Node) bool {
 
 func (c *compiler) emit(in Inst) uint32 {
 	if len(c.prog.Inst) >= MaxInst && c.err == nil {
-		c.err = fmt.Errorf("grammar too large: more than %d instructions (reduce bounded repetitions)", MaxInst)
+		r := &c.g.Rules[c.rule]
+		c.err = c.errorf(r.Pos, ErrTooLarge, "grammar too large: compiling rule %s, with the rules inlined into it, takes more than the limit of %d instructions", r.Name, MaxInst)
 	}
 	if c.err != nil {
 		return 0
@@ -264,7 +507,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		var b []byte
 		for _, r := range n.Runes {
 			if r < 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
-				return 0, errorf(n.Pos, "code point U+%04X cannot be encoded in UTF-8", r)
+				return 0, c.nodeErrorf(c.rule, n, nil, "code point U+%04X cannot be encoded in UTF-8", r)
 			}
 			b = utf8.AppendRune(b, r)
 		}
@@ -287,7 +530,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 			}
 		}
 		if len(alts) == 0 {
-			return 0, errorf(n.Pos, "character class %s has no encodable code point", n)
+			return 0, c.nodeErrorf(c.rule, n, nil, "character class %s has no encodable code point", n)
 		}
 		return c.alts(alts), nil
 	case OpSeq:
@@ -358,7 +601,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
-	return 0, errorf(n.Pos, "cannot compile %s node", n.Op)
+	return 0, c.nodeErrorf(c.rule, n, nil, "cannot compile %s node", n.Op)
 }
 
 // A bounded repetition of more than hoistCopies copies of a body of
@@ -444,25 +687,34 @@ func (c *compiler) alts(entries []uint32) uint32 {
 	return at
 }
 
-// nullable marks the rules that match the empty string.
+// nullable marks the rules that match the empty string. It follows
+// the empty paths of each rule with a stack of its own: a long sequence
+// of optional items is a long chain of splits.
 func (c *compiler) nullable() {
 	p := c.prog
 	seen := make([]uint32, len(p.Inst)) // generation stamps
 	gen := uint32(0)
-	var reach func(pc uint32) bool
-	reach = func(pc uint32) bool {
-		if seen[pc] == gen {
-			return false
-		}
-		seen[pc] = gen
-		in := p.Inst[pc]
-		switch in.Op {
-		case InstMatch:
-			return true
-		case InstSplit:
-			return reach(in.Out) || reach(in.Arg)
-		case InstCall:
-			return p.Rules[in.Arg].Nullable && reach(in.Out)
+	var stack []uint32
+	reach := func(pc uint32) bool {
+		stack = append(stack[:0], pc)
+		for len(stack) > 0 {
+			pc := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[pc] == gen {
+				continue
+			}
+			seen[pc] = gen
+			in := p.Inst[pc]
+			switch in.Op {
+			case InstMatch:
+				return true
+			case InstSplit:
+				stack = append(stack, in.Arg, in.Out)
+			case InstCall:
+				if p.Rules[in.Arg].Nullable {
+					stack = append(stack, in.Out)
+				}
+			}
 		}
 		return false
 	}
@@ -481,19 +733,23 @@ func (c *compiler) nullable() {
 	}
 }
 
-// unrolled estimates the instructions n compiles to, saturating above
-// MaxInst, so that nested bounded repetitions are refused cheaply.
-func unrolled(n *Node) int {
-	subs := 0
-	for _, s := range n.Subs {
-		subs += unrolled(s)
+// sizeCap is where size estimates saturate: far above MaxInst, so that
+// an error can say how large a grammar would be, and far below
+// overflow.
+const sizeCap = 1 << 40
+
+func satAdd(a, b int) int { return min(a+b, sizeCap) }
+
+func satMul(a, b int) int {
+	if a != 0 && b > sizeCap/a {
+		return sizeCap
 	}
-	return nodeSize(n, subs)
+	return min(a*b, sizeCap)
 }
 
-// expandedSize is unrolled(n) with the inlined rules n refers to in
-// place (as compile emits them, before sharing), each counting one more
-// for the reference.
+// expandedSize is n's unrolled size (see nodeSize) with the inlined
+// rules n refers to in place (as compile emits them, before sharing),
+// each counting one more for the reference.
 func (c *compiler) expandedSize(n *Node) int {
 	if n.Op == OpRef && n.hoisted == 0 {
 		i := c.index[n.Name]
@@ -508,36 +764,44 @@ func (c *compiler) expandedSize(n *Node) int {
 		}
 		return c.expanded[i]
 	}
+	if size, ok := c.expandedNode[n]; ok {
+		return size
+	}
 	subs := 0
 	for _, s := range n.Subs {
-		subs += c.expandedSize(s)
+		subs = satAdd(subs, c.expandedSize(s))
 	}
-	return nodeSize(n, subs)
+	size := nodeSize(n, subs)
+	if c.expandedNode == nil {
+		c.expandedNode = map[*Node]int{}
+	}
+	c.expandedNode[n] = size
+	return size
 }
 
-// nodeSize is unrolled(n) given the sum of unrolled over n's subtrees.
+// nodeSize estimates the instructions n compiles to (its unrolled size:
+// bounded repetitions count a copy of their body per repetition), given
+// the sum of its subtrees' estimates, saturating at sizeCap, so that
+// nested bounded repetitions are refused cheaply.
 func nodeSize(n *Node, subs int) int {
-	size := 1 + subs
+	size := satAdd(1, subs)
 	switch n.Op {
 	case OpLit:
-		size += 4*len(n.Runes) - 1
+		size = satAdd(size, 4*len(n.Runes)-1)
 	case OpBytes:
-		size += len(n.Bytes) - 1
+		size = satAdd(size, len(n.Bytes)-1)
 	case OpClass:
-		size += 2*len(n.Ranges) - 1
+		size = satAdd(size, 2*len(n.Ranges)-1)
 	}
 	if n.Op == OpRepeat {
-		copies := max(n.Min, n.Max, 1)
+		copies := min(max(n.Min, n.Max, 1), sizeCap)
 		if n.Max < 0 {
-			copies = n.Min + 1
+			copies = min(n.Min, sizeCap) + 1
 		}
 		if copies > hoistCopies && size > hoistSize {
-			return min(size+2*copies, MaxInst+1) // see hoisted
+			return satAdd(size, 2*copies) // see hoisted
 		}
-		if size > MaxInst/max(copies, 1) {
-			return MaxInst + 1
-		}
-		size *= copies
+		return satMul(size, copies)
 	}
-	return min(size, MaxInst+1)
+	return size
 }

@@ -18,8 +18,9 @@ const inlineBudget = 10000
 // current rule.
 //
 // It decides on the call graph (reference counts and sizes: sizes[i] is
-// unrolled(rules[i].Body); calls[a][b] counts the references from rule a
-// to rule b, and inline consumes it), in rule order, pass after pass.
+// the unrolled size of rules[i].Body, see nodeSize; calls[a][b] counts
+// the references from rule a to rule b, and inline consumes it), in rule
+// order, pass after pass. Counts and sizes saturate at sizeCap.
 func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool {
 	n := len(rules)
 	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
@@ -47,11 +48,11 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool
 			order = order[:0]
 			for c := range callers[x] {
 				if !inlined[c] {
-					uses += calls[c][x]
+					uses = satAdd(uses, calls[c][x])
 					order = append(order, c)
 				}
 			}
-			if uses == 0 || total+uses*size[x] > budget {
+			if uses == 0 || satAdd(total, satMul(uses, size[x])) > budget {
 				continue
 			}
 			slices.Sort(order)
@@ -60,12 +61,12 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool
 				delete(calls[c], x)
 				delete(callers[x], c)
 				for d, m := range calls[x] {
-					calls[c][d] += k * m
+					calls[c][d] = satAdd(calls[c][d], satMul(k, m))
 					callers[d][c] = true
 				}
-				size[c] += k * size[x]
+				size[c] = satAdd(size[c], satMul(k, size[x]))
 			}
-			total += uses * size[x]
+			total = satAdd(total, satMul(uses, size[x]))
 			inlined[x] = true
 			changed = true
 		}

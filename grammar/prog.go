@@ -2,7 +2,9 @@ package grammar
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // InstOp is the kind of a Prog instruction.
@@ -57,6 +59,10 @@ type Prog struct {
 	Rules     []ProgRule
 	Start     int // index of the start rule
 	TokenSets []TokenSet
+	// Warnings are the grammar's non-fatal findings: its front end's
+	// (Grammar.Warnings), then the compiler's (rules that match no
+	// string, pruned), each "file:line:col: message".
+	Warnings []string
 }
 
 // String dumps the program, one instruction per line, for golden tests.
@@ -74,9 +80,9 @@ func (p *Prog) String() string {
 		switch in.Op {
 		case InstByte:
 			if in.Lo == in.Hi {
-				fmt.Fprintf(&b, "byte %q -> %d\n", in.Lo, in.Out)
+				fmt.Fprintf(&b, "byte %s -> %d\n", QuoteByte(in.Lo), in.Out)
 			} else {
-				fmt.Fprintf(&b, "byte %q-%q -> %d\n", in.Lo, in.Hi, in.Out)
+				fmt.Fprintf(&b, "byte %s-%s -> %d\n", QuoteByte(in.Lo), QuoteByte(in.Hi), in.Out)
 			}
 		case InstSplit:
 			fmt.Fprintf(&b, "split -> %d, %d\n", in.Out, in.Arg)
@@ -94,4 +100,14 @@ func (p *Prog) String() string {
 		}
 	}
 	return b.String()
+}
+
+// QuoteByte writes b as a Go byte literal: an ASCII character as itself
+// ('a', '\n', '\x00'), any other byte in hex ('\xc3'), never as the
+// Latin-1 character of the same number.
+func QuoteByte(b byte) string {
+	if b < utf8.RuneSelf {
+		return strconv.QuoteRune(rune(b))
+	}
+	return fmt.Sprintf(`'\x%02x'`, b)
 }

@@ -1,0 +1,273 @@
+package grammar
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "g.gbnf", Pos: Pos{Line: 3, Col: 7}, Msg: "bad"}, "g.gbnf:3:7: bad"},
+		{Error{File: "g.gbnf", Msg: "bad"}, "g.gbnf: bad"},
+		{Error{Pos: Pos{Line: 1, Col: 2}, Msg: "bad"}, "1:2: bad"},
+		{Error{Msg: "bad"}, "bad"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.e.Error())
+	}
+	e := &Error{Msg: "too big", Err: ErrTooLarge}
+	assert.ErrorIs(t, fmt.Errorf("wrapped: %w", e), ErrTooLarge)
+}
+
+// mixed is a grammar that exercises what Compile rewrites: an unused
+// rule that matches no string (pruned, with a warning), inlined rules, a
+// hoisted bounded repetition, a subtree shared by two parents.
+func mixed() *Grammar {
+	shared := Class('a', 'z')
+	return &Grammar{Start: "root", File: "mixed", Warnings: []string{"mixed:9:1: a front end's warning"}, Rules: []Rule{
+		{Name: "root", Pos: Pos{Line: 1, Col: 1}, Body: Seq(Ref("word"), Lit(" "), Repeat(Seq(Ref("word"), Lit(",")), 0, 20), shared, shared)},
+		{Name: "word", Pos: Pos{Line: 2, Col: 1}, Body: Repeat(Alt(shared, Lit("é"), Ref("word")), 1, 3)},
+		{Name: "loop", Pos: Pos{Line: 3, Col: 1}, Body: Seq(Lit("x"), Ref("loop"))},
+	}}
+}
+
+// deepCopy copies g's rules and nodes, keeping which nodes are shared.
+func deepCopy(g *Grammar) *Grammar {
+	seen := map[*Node]*Node{}
+	var cp func(n *Node) *Node
+	cp = func(n *Node) *Node {
+		if c, ok := seen[n]; ok {
+			return c
+		}
+		c := *n
+		c.Runes = append([]rune(nil), n.Runes...)
+		c.Ranges = append([]rune(nil), n.Ranges...)
+		c.Bytes = append([]byte(nil), n.Bytes...)
+		c.Tokens = append([]TokenRef(nil), n.Tokens...)
+		c.Subs = nil
+		for _, s := range n.Subs {
+			c.Subs = append(c.Subs, cp(s))
+		}
+		seen[n] = &c
+		return &c
+	}
+	out := *g
+	out.Rules = nil
+	for _, r := range g.Rules {
+		r.Body = cp(r.Body)
+		out.Rules = append(out.Rules, r)
+	}
+	out.Warnings = append([]string(nil), g.Warnings...)
+	return &out
+}
+
+func TestCompileLeavesInputUnchanged(t *testing.T) {
+	g := mixed()
+	before := deepCopy(g)
+	p1, err := Compile(g)
+	require.NoError(t, err)
+	assert.True(t, reflect.DeepEqual(before, g), "Compile changed its input")
+	p2, err := Compile(g)
+	require.NoError(t, err)
+	assert.True(t, reflect.DeepEqual(before, g), "Compile changed its input")
+	assert.Equal(t, p1.String(), p2.String())
+	assert.Equal(t, []string{"mixed:9:1: a front end's warning", "mixed:3:1: rule loop matches no string and is never used"}, p1.Warnings)
+	assert.Equal(t, p1.Warnings, p2.Warnings, "compiling twice gives the warnings once")
+	assert.Equal(t, []string{"mixed:9:1: a front end's warning"}, g.Warnings)
+}
+
+func TestCompileConcurrently(t *testing.T) {
+	g := mixed()
+	want, err := Compile(g)
+	require.NoError(t, err)
+	done := make(chan string)
+	for range 4 {
+		go func() {
+			p, err := Compile(g)
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- p.String()
+		}()
+	}
+	for range 4 {
+		assert.Equal(t, want.String(), <-done)
+	}
+}
+
+// compileErr compiles g and returns its error as a *Error.
+func compileErr(t *testing.T, g *Grammar) *Error {
+	t.Helper()
+	_, err := Compile(g)
+	require.Error(t, err)
+	var e *Error
+	require.True(t, errors.As(err, &e), "%T: %v", err, err)
+	return e
+}
+
+func TestCompileErrors(t *testing.T) {
+	at := Pos{Line: 4, Col: 9, Offset: 40}
+	refAt := &Node{Op: OpRef, Name: "nowhere", Pos: at}
+	e := compileErr(t, &Grammar{Start: "root", File: "f.gbnf", Rules: []Rule{{Name: "root", Body: Seq(Lit("a"), refAt)}}})
+	assert.Equal(t, "f.gbnf:4:9: undefined rule nowhere", e.Error())
+	assert.Equal(t, at, e.Pos)
+
+	// Without positions (a grammar built in Go), the rule is named.
+	e = compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Seq(Lit("a"), Ref("nowhere"))}}})
+	assert.Equal(t, "rule root: undefined rule nowhere", e.Error())
+
+	e = compileErr(t, &Grammar{Start: "main", File: "f.gbnf", Rules: []Rule{{Name: "root", Body: Lit("a")}}})
+	assert.Equal(t, `f.gbnf: no start rule "main"`, e.Error())
+
+	e = compileErr(t, &Grammar{Start: "root", File: "f.gbnf", Rules: []Rule{{Name: "root", Pos: Pos{Line: 1, Col: 1}, Body: Seq(Lit("a"), Ref("root"))}}})
+	assert.Equal(t, "f.gbnf:1:1: start rule root matches no string: each of its alternatives recurses without end", e.Error())
+
+	// Malformed trees are errors, not panics.
+	for _, body := range []*Node{nil, {Op: OpRepeat}, {Op: OpClass, Ranges: []rune{1}}, {Op: Op(99)}, Seq(Lit("a"), nil), Repeat(Lit("a"), 0, -2)} {
+		compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: body}}})
+	}
+}
+
+func TestCompileTooLarge(t *testing.T) {
+	bigLit := &Node{Op: OpLit, Pos: Pos{Line: 2, Col: 5}, Runes: []rune(strings.Repeat("x", 5<<20))}
+	enum := make([]*Node, 300000)
+	for i := range enum {
+		enum[i] = &Node{Op: OpBytes, Bytes: fmt.Appendf(nil, "value%d", i)}
+	}
+	tests := []struct {
+		name string
+		g    *Grammar
+		want string
+	}{
+		{"literal", &Grammar{Start: "root", File: "big.gbnf", Rules: []Rule{{Name: "root", Body: Seq(Lit("{"), bigLit)}}},
+			"big.gbnf:2:5: grammar too large: a literal of 5242880 characters would take about 20971520 instructions to compile, more than the limit of 1048576"},
+		{"repetition", &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Seq(Lit("["), Repeat(Lit("ab"), 1000000, -1))}}},
+			"rule root: grammar too large: a repetition {1000000,} of a body of about 8 instructions would take about 2000011 instructions to compile, more than the limit of 1048576"},
+		{"alternation", &Grammar{Start: "root", Rules: []Rule{{Name: "value", Body: Alt(enum...)}, {Name: "root", Body: Ref("value")}}},
+			"rule value: grammar too large: an alternation of 300000 branches would take about"},
+		{"rules", &Grammar{Start: "root", Rules: []Rule{
+			{Name: "root", Body: Seq(Ref("a"), Ref("b"))},
+			{Name: "a", Body: &Node{Op: OpBytes, Bytes: make([]byte, 600000)}},
+			{Name: "b", Body: &Node{Op: OpBytes, Bytes: make([]byte, 700000)}},
+		}}, "grammar too large: its 3 rules would take about 1300003 instructions to compile, more than the limit of 1048576 (the largest, rule b, about 700000)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := compileErr(t, tt.g)
+			assert.ErrorIs(t, e, ErrTooLarge)
+			assert.Contains(t, e.Error(), tt.want)
+		})
+	}
+}
+
+// nest returns a node nested depth deep, each level made by wrap.
+func nest(depth int, wrap func(*Node) *Node) *Node {
+	n := Lit("a")
+	for range depth - 1 {
+		n = wrap(n)
+	}
+	return n
+}
+
+func TestCompileDeepTrees(t *testing.T) {
+	wraps := map[string]func(*Node) *Node{
+		"seq":    func(n *Node) *Node { return Seq(n, Lit("b")) },
+		"alt":    func(n *Node) *Node { return Alt(n, Lit("b")) },
+		"repeat": func(n *Node) *Node { return Repeat(n, 0, 1) },
+	}
+	for name, wrap := range wraps {
+		t.Run(name, func(t *testing.T) {
+			p, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: nest(MaxDepth, wrap)}}})
+			require.NoError(t, err, "MaxDepth deep compiles")
+			assert.NotEmpty(t, p.Inst)
+			for _, depth := range []int{MaxDepth + 1, 100000} {
+				e := compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: nest(depth, wrap)}}})
+				assert.ErrorIs(t, e, ErrTooDeep)
+				assert.Contains(t, e.Error(), "rule root: the grammar nests more than 10000 deep")
+			}
+		})
+	}
+	// A tree that contains itself is refused, not walked forever.
+	loop := Seq(Lit("a"))
+	loop.Subs = append(loop.Subs, loop)
+	assert.ErrorIs(t, compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: loop}}}), ErrTooDeep)
+}
+
+// TestCompileLongRuleChain compiles a chain of rules that inlining would
+// nest deeper than MaxDepth: some of them are called instead.
+func TestCompileLongRuleChain(t *testing.T) {
+	const n = 100000
+	g := &Grammar{Start: "r0"}
+	for i := range n {
+		body := Seq(Lit("a"), Ref(fmt.Sprintf("r%d", i+1)))
+		if i == n-1 {
+			body = Lit("z")
+		}
+		g.Rules = append(g.Rules, Rule{Name: fmt.Sprintf("r%d", i), Body: body})
+	}
+	start := time.Now()
+	p, err := Compile(g)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 20*time.Second)
+	assert.Greater(t, len(p.Rules), 1)
+}
+
+// TestCompileSharedSubtrees checks that a tree whose subtrees are shared
+// by many parents (as JSON Schema's lowering makes) is walked once per
+// node, not once per path: sixty levels of Seq(x, x) have 2⁶⁰ paths.
+func TestCompileSharedSubtrees(t *testing.T) {
+	n := Lit("ab")
+	for range 60 {
+		n = Alt(Seq(n, Lit(",")), Repeat(n, 0, 1))
+	}
+	start := time.Now()
+	e := compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: n}}})
+	assert.ErrorIs(t, e, ErrTooLarge)
+	assert.Less(t, time.Since(start), 5*time.Second)
+
+	// Shared and small enough: compiles, as the same tree unshared does.
+	m := Class('0', '9')
+	for range 6 {
+		m = Seq(m, Alt(m, Lit("-")))
+	}
+	p, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: m}}})
+	require.NoError(t, err)
+	q, err := Compile(deepCopy(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: m}}}))
+	require.NoError(t, err)
+	assert.Equal(t, q.String(), p.String())
+}
+
+// TestNullableLongChain compiles a long sequence of optional items: a
+// chain of splits that the nullable pass follows without recursion.
+func TestNullableLongChain(t *testing.T) {
+	items := make([]*Node, 200000)
+	for i := range items {
+		items[i] = Repeat(Lit("a"), 0, 1)
+	}
+	p, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Alt(Seq(items...), Seq(Ref("root"), Lit("b")))}}})
+	require.NoError(t, err)
+	assert.True(t, p.Rules[p.Start].Nullable)
+}
+
+func TestProgStringBytes(t *testing.T) {
+	p, err := Compile(Choice("é", "\xff"))
+	require.NoError(t, err)
+	s := p.String()
+	assert.Contains(t, s, `byte '\xc3'`)
+	assert.Contains(t, s, `byte '\xff'`)
+	assert.NotContains(t, s, "Ã")
+	assert.Equal(t, `'a'`, QuoteByte('a'))
+	assert.Equal(t, `'\n'`, QuoteByte('\n'))
+	assert.Equal(t, `'\x00'`, QuoteByte(0))
+}
