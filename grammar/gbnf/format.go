@@ -3,6 +3,7 @@ package gbnf
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -30,9 +31,18 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		}
 		b.WriteByte('"')
 	case grammar.OpBytes:
+		// GBNF spells characters, not bytes: bytes that are UTF-8 are
+		// written as their characters; any other byte has no spelling,
+		// and is written as \xNN, which GBNF reads as the code point.
 		b.WriteByte('"')
-		for _, c := range n.Bytes {
-			writeChar(b, rune(c), false)
+		for s := string(n.Bytes); s != ""; {
+			r, size := utf8.DecodeRuneInString(s)
+			if r == utf8.RuneError && size == 1 {
+				fmt.Fprintf(b, `\x%02X`, s[0])
+			} else {
+				writeChar(b, r, false)
+			}
+			s = s[size:]
 		}
 		b.WriteByte('"')
 	case grammar.OpClass:

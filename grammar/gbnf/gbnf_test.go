@@ -1,9 +1,13 @@
 package gbnf
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,6 +81,99 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestErrorsAreTyped checks that every error is a *grammar.Error with
+// the file, and the position of what is wrong (columns in characters,
+// offsets in bytes).
+func TestErrorsAreTyped(t *testing.T) {
+	tests := []struct {
+		src       string
+		line, col int
+		offset    int
+		msg       string
+	}{
+		{"root ::= foo", 1, 10, 9, "undefined rule foo"},
+		{"root ::= \"é\\q\"", 1, 12, 12, `unknown escape "\\q"`},
+		{"root ::= [é\\q]", 1, 12, 12, `unknown escape "\\q"`},
+		{"root ::= [a-bé-a]", 1, 14, 13, `character class [a-bé-a]: range 'é'-'a' is reversed`},
+		{"root ::= \"a\"\n  | é", 2, 5, 17, "unexpected character 'é'"},
+		{"root ::= \"a\xff\"", 1, 12, 11, `invalid UTF-8 byte \xff`},
+		{"root ::= \xff", 1, 10, 9, `invalid UTF-8 byte \xff`},
+		{"root ::= (\"a\"", 1, 14, 13, `unexpected token "<EOF>" (expected ")")`},
+		{"root ::= \"a\"\nroot ::= \"b\"", 2, 1, 13, "rule root is defined twice (first at 1:1)"},
+		{"root ::= \"a\"{3,1}", 1, 13, 12, "repetition {3,1}: the maximum is below the minimum"},
+		{"root ::= x\nx ::= \"a\" x", 1, 1, 0, "start rule root matches no string"},
+	}
+	for _, tt := range tests {
+		g, err := Parse("t.gbnf", tt.src)
+		if err == nil {
+			_, err = grammar.Compile(g)
+		}
+		var e *grammar.Error
+		require.True(t, errors.As(err, &e), "%q: %T %v", tt.src, err, err)
+		assert.Equal(t, "t.gbnf", e.File, tt.src)
+		assert.Equal(t, grammar.Pos{Line: tt.line, Col: tt.col, Offset: tt.offset}, e.Pos, "%q: %v", tt.src, err)
+		assert.Contains(t, e.Msg, tt.msg, tt.src)
+		assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("t.gbnf:%d:%d: ", tt.line, tt.col)), err.Error())
+	}
+	_, err := Parse("t.gbnf", "")
+	var e *grammar.Error
+	require.True(t, errors.As(err, &e))
+	assert.Equal(t, "t.gbnf: the grammar has no rules", err.Error())
+}
+
+// TestNesting checks that nesting past MaxNesting is an error with its
+// position, quickly and without exhausting the stack, and that nesting
+// up to it parses.
+func TestNesting(t *testing.T) {
+	deep := func(n int) string {
+		return "root ::= " + strings.Repeat("(", n) + `"a"` + strings.Repeat(")", n)
+	}
+	g, err := Parse("t.gbnf", deep(MaxNesting-1))
+	require.NoError(t, err)
+	_, err = grammar.Compile(g)
+	require.NoError(t, err)
+
+	for _, n := range []int{MaxNesting + 1, 200000} {
+		start := time.Now()
+		_, err := Parse("deep.gbnf", deep(n))
+		require.Error(t, err)
+		assert.ErrorIs(t, err, grammar.ErrTooDeep)
+		assert.Equal(t, "deep.gbnf:1:1010: parentheses nested more than 1000 deep (MaxNesting)", err.Error())
+		assert.Less(t, time.Since(start), 5*time.Second)
+	}
+	// Repetitions nest too.
+	_, err = Parse("t.gbnf", `root ::= "a"`+strings.Repeat("*", 200000))
+	assert.ErrorIs(t, err, grammar.ErrTooDeep)
+	assert.ErrorContains(t, err, "t.gbnf:1:1012: groups and repetitions nest more than 1000 deep")
+	_, err = Parse("t.gbnf", `root ::= "a"`+strings.Repeat("*", MaxNesting-1))
+	assert.NoError(t, err)
+}
+
+// TestLongRuleChain parses and compiles a chain of 20,000 rules, each
+// using the next: no pass may recurse along it.
+func TestLongRuleChain(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("root ::= r0\n")
+	const n = 20000
+	for i := range n {
+		fmt.Fprintf(&b, "r%d ::= \"a\" r%d\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "r%d ::= \"z\"\n", n)
+	g, err := Parse("chain.gbnf", b.String())
+	require.NoError(t, err)
+	_, err = grammar.Compile(g)
+	require.NoError(t, err)
+}
+
+// TestFormatBytes checks that Format spells raw bytes that are UTF-8 as
+// their characters, so that the formatted grammar matches the same text.
+func TestFormatBytes(t *testing.T) {
+	g := grammar.Choice("café", "日本")
+	again, err := Parse("formatted", Format(g))
+	require.NoError(t, err, Format(g))
+	assert.Equal(t, "root ::= alt{lit{caf\\u00e9}|lit{\\u65e5\\u672c}}\n", again.String())
+}
+
 func TestUnusedRuleWarning(t *testing.T) {
 	g, err := Parse("t.gbnf", "root ::= \"a\"\nspare ::= \"b\"")
 	require.NoError(t, err)
@@ -98,6 +195,13 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		g, err := Parse("fuzz", src)
 		if err != nil {
+			var e *grammar.Error
+			if !errors.As(err, &e) || e.File != "fuzz" {
+				t.Fatalf("error %T is not a *grammar.Error of the file: %v", err, err)
+			}
+			if strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("%v", err)
+			}
 			return
 		}
 		again, err := Parse("formatted", Format(g))
@@ -107,11 +211,18 @@ func FuzzParse(f *testing.F) {
 		if g.String() != again.String() {
 			t.Fatalf("parse → print → parse changed the tree:\n%s\n%s", g, again)
 		}
-		if p, err := grammar.Compile(g); err == nil {
-			ps := earley.NewParser(p)
-			for i := 0; i < len(src) && i < 64; i++ {
-				ps.Push(src[i])
+		p, err := grammar.Compile(g)
+		if err != nil {
+			var e *grammar.Error
+			if !errors.As(err, &e) || strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("compile error %T: %v", err, err)
 			}
+			return
 		}
+		ps := earley.NewParser(p)
+		for i := 0; i < len(src) && i < 64; i++ {
+			ps.Push(src[i])
+		}
+		_ = ps.Expected()
 	})
 }

@@ -3,7 +3,9 @@ package gbnf
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
 )
@@ -49,8 +51,10 @@ func (gbnfLexerDef) LexString(filename, src string) (lexer.Lexer, error) {
 }
 
 type gbnfScanner struct {
-	src string
-	pos lexer.Position // of src[pos.Offset]
+	src     string
+	pos     lexer.Position // of src[pos.Offset]
+	depth   int            // of open parentheses
+	tooDeep bool           // the error is MaxNesting's
 }
 
 func isWord(c byte) bool {
@@ -149,8 +153,20 @@ func (s *gbnfScanner) Next() (lexer.Token, error) {
 			return lexer.Token{}, s.errorf("malformed token terminal: want <[123]> or <name>")
 		}
 		return tok(tokToken, i+1)
-	case strings.IndexByte("|()*+?{},.", c) >= 0:
+	case c == '(':
+		if s.depth++; s.depth > MaxNesting {
+			s.tooDeep = true
+			return lexer.Token{}, s.errorf("parentheses nested more than %d deep (MaxNesting)", MaxNesting)
+		}
+		return tok(tokPunct, 1)
+	case c == ')':
+		s.depth = max(s.depth-1, 0)
+		return tok(tokPunct, 1)
+	case strings.IndexByte("|*+?{},.", c) >= 0:
 		return tok(tokPunct, 1)
 	}
-	return lexer.Token{}, s.errorf("unexpected character %q", c)
+	if r, size := utf8.DecodeRuneInString(rest); r != utf8.RuneError || size > 1 {
+		return lexer.Token{}, s.errorf("unexpected character %s", strconv.QuoteRune(r))
+	}
+	return lexer.Token{}, s.errorf("invalid UTF-8 byte \\x%02x", c)
 }

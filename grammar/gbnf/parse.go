@@ -73,26 +73,38 @@ var parser = participle.MustBuild[file](
 // same number), since repetitions are unrolled.
 const MaxRepeat = 2000
 
+// MaxNesting bounds how deeply groups "( )" nest, and groups and
+// repetitions together ("((a)*)+" nests four deep). The parser follows
+// groups by recursion, so a bound keeps a hostile file from exhausting
+// its stack; grammars written by hand nest a few levels deep.
+const MaxNesting = 1000
+
 // Parse parses GBNF source. name is used in error messages (a file
-// name, say). The start rule is "root". Errors read
-// "name:line:col: message"; Warnings of the result list unused rules.
+// name, say) and becomes the grammar's File. The start rule is "root".
+// Every error is a *grammar.Error, reading "name:line:col: message";
+// Warnings of the result list unused rules. Parse is safe for concurrent
+// use.
 func Parse(name, src string) (g *grammar.Grammar, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			g, err = nil, fmt.Errorf("%s: internal error parsing grammar: %v", name, r)
+			g, err = nil, &grammar.Error{File: name, Msg: fmt.Sprintf("internal error parsing the grammar: %v", r)}
 		}
 	}()
-	f, err := parser.ParseString(name, src)
+	sc := &gbnfScanner{src: src, pos: lexer.Position{Filename: name, Line: 1, Column: 1}}
+	f, err := parse(sc)
 	if err != nil {
 		var pe participle.Error
 		if errors.As(err, &pe) {
-			p := pe.Position()
-			return nil, fmt.Errorf("%s:%d:%d: %s", name, p.Line, p.Column, pe.Message())
+			var cause error
+			if sc.tooDeep {
+				cause = grammar.ErrTooDeep
+			}
+			return nil, &grammar.Error{File: name, Pos: pos(pe.Position()), Msg: pe.Message(), Err: cause}
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, &grammar.Error{File: name, Msg: err.Error(), Err: err}
 	}
 	l := &lowerer{name: name}
-	g = &grammar.Grammar{Start: "root"}
+	g = &grammar.Grammar{Start: "root", File: name}
 	for _, r := range f.Rules {
 		body, err := l.alt(r.Body)
 		if err != nil {
@@ -102,7 +114,7 @@ func Parse(name, src string) (g *grammar.Grammar, err error) {
 		g.Rules = append(g.Rules, grammar.Rule{Name: name, Pos: pos(r.Pos), Body: body})
 	}
 	if len(g.Rules) == 0 {
-		return nil, fmt.Errorf("%s: the grammar has no rules", name)
+		return nil, &grammar.Error{File: name, Msg: "the grammar has no rules"}
 	}
 	if err := check(name, g); err != nil {
 		return nil, err
@@ -110,15 +122,46 @@ func Parse(name, src string) (g *grammar.Grammar, err error) {
 	return g, nil
 }
 
-func pos(p lexer.Position) grammar.Pos { return grammar.Pos{Line: p.Line, Col: p.Column} }
+// parse runs participle on the tokens of sc, all lexed first.
+func parse(sc *gbnfScanner) (*file, error) {
+	toks, err := lexer.Upgrade(sc)
+	if err != nil {
+		return nil, err
+	}
+	return parser.ParseFromLexer(toks)
+}
 
-type lowerer struct{ name string }
+func pos(p lexer.Position) grammar.Pos {
+	return grammar.Pos{Line: p.Line, Col: p.Column, Offset: p.Offset}
+}
+
+// advance returns the position after text, which begins at p.
+func advance(p lexer.Position, text string) lexer.Position {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\n':
+			p.Line++
+			p.Column = 1
+		case c < 0x80 || c >= 0xC0: // count characters, not continuation bytes
+			p.Column++
+		}
+	}
+	p.Offset += len(text)
+	return p
+}
+
+type lowerer struct {
+	name  string
+	depth int // of groups, for MaxNesting
+}
 
 func (l *lowerer) errorf(p lexer.Position, format string, args ...any) error {
-	return fmt.Errorf("%s:%d:%d: %s", l.name, p.Line, p.Column, fmt.Sprintf(format, args...))
+	return &grammar.Error{File: l.name, Pos: pos(p), Msg: fmt.Sprintf(format, args...)}
 }
 
 func (l *lowerer) alt(a *alt) (*grammar.Node, error) {
+	l.depth++
+	defer func() { l.depth-- }()
 	var subs []*grammar.Node
 	var seq []*grammar.Node
 	seqPos := a.Pos
@@ -163,7 +206,10 @@ func (l *lowerer) item(it *item) (*grammar.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range it.Reps {
+	for k, r := range it.Reps {
+		if l.depth+k >= MaxNesting {
+			return nil, &grammar.Error{File: l.name, Pos: pos(r.Pos), Msg: fmt.Sprintf("groups and repetitions nest more than %d deep (MaxNesting)", MaxNesting), Err: grammar.ErrTooDeep}
+		}
 		lo, hi := 0, -1
 		switch {
 		case r.Op == "*":
@@ -217,16 +263,16 @@ func (l *lowerer) atom(a *item) (*grammar.Node, error) {
 	return nil, l.errorf(a.Pos, "empty atom")
 }
 
-// unescape decodes the characters of a literal or class body. In a class,
-// "-" and "^" may also be escaped.
+// unescape decodes the characters of a literal's body s; at is the
+// position of the quote before it.
 func (l *lowerer) unescape(at lexer.Position, s string, inClass bool) ([]rune, error) {
 	var out []rune
-	col := at.Column + 1
+	at = advance(at, `"`)
 	for i := 0; i < len(s); {
 		if s[i] != '\\' {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, l.errorf(lexer.Position{Line: at.Line, Column: col + i}, "invalid UTF-8 byte %#x", s[i])
+				return nil, l.errorf(advance(at, s[:i]), "invalid UTF-8 byte \\x%02x", s[i])
 			}
 			out = append(out, r)
 			i += size
@@ -234,7 +280,7 @@ func (l *lowerer) unescape(at lexer.Position, s string, inClass bool) ([]rune, e
 		}
 		r, size, err := unescapeOne(s[i:], inClass)
 		if err != nil {
-			return nil, l.errorf(lexer.Position{Line: at.Line, Column: col + i}, "%v", err)
+			return nil, l.errorf(advance(at, s[:i]), "%v", err)
 		}
 		out = append(out, r)
 		i += size
@@ -287,31 +333,33 @@ func unescapeOne(s string, inClass bool) (rune, int, error) {
 func (l *lowerer) class(at lexer.Position, src string) (*grammar.Node, error) {
 	body := src[1 : len(src)-1]
 	negated := strings.HasPrefix(body, "^")
+	bodyAt := advance(at, "[")
 	if negated {
 		body = body[1:]
-		at.Column++
+		bodyAt = advance(bodyAt, "^")
 	}
 	// Decode with positions kept, so that "-" can be told from "\-".
 	type ch struct {
 		r       rune
 		escaped bool
+		at      int // in body
 	}
 	var chars []ch
 	for i := 0; i < len(body); {
 		if body[i] == '\\' {
 			r, size, err := unescapeOne(body[i:], true)
 			if err != nil {
-				return nil, l.errorf(lexer.Position{Line: at.Line, Column: at.Column + 1 + i}, "%v", err)
+				return nil, l.errorf(advance(bodyAt, body[:i]), "%v", err)
 			}
-			chars = append(chars, ch{r, true})
+			chars = append(chars, ch{r, true, i})
 			i += size
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(body[i:])
 		if r == utf8.RuneError && size == 1 {
-			return nil, l.errorf(lexer.Position{Line: at.Line, Column: at.Column + 1 + i}, "invalid UTF-8 byte %#x", body[i])
+			return nil, l.errorf(advance(bodyAt, body[:i]), "invalid UTF-8 byte \\x%02x", body[i])
 		}
-		chars = append(chars, ch{r, false})
+		chars = append(chars, ch{r, false, i})
 		i += size
 	}
 	var ranges []rune
@@ -320,7 +368,7 @@ func (l *lowerer) class(at lexer.Position, src string) (*grammar.Node, error) {
 		if i+2 < len(chars) && chars[i+1].r == '-' && !chars[i+1].escaped {
 			hi = chars[i+2].r
 			if hi < lo {
-				return nil, l.errorf(at, "character class %s: range %q-%q is reversed", src, lo, hi)
+				return nil, l.errorf(advance(bodyAt, body[:chars[i].at]), "character class %s: range %q-%q is reversed", src, lo, hi)
 			}
 			i += 2
 		}
@@ -358,35 +406,42 @@ func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
 }
 
 // check reports undefined rules and the missing start rule as errors,
-// and unused rules as warnings.
+// and unused rules as warnings. It walks the rules the start rule uses,
+// and then the others, with a stack of its own: a long chain of rules
+// must not exhaust the Go stack.
 func check(name string, g *grammar.Grammar) error {
+	errorf := func(p grammar.Pos, format string, args ...any) error {
+		return &grammar.Error{File: name, Pos: p, Msg: fmt.Sprintf(format, args...)}
+	}
 	defined := map[string]int{}
 	for i, r := range g.Rules {
 		if j, dup := defined[r.Name]; dup {
-			return fmt.Errorf("%s:%s: rule %s is defined twice (first at %s)", name, r.Pos, r.Name, g.Rules[j].Pos)
+			return errorf(r.Pos, "rule %s is defined twice (first at %s)", r.Name, g.Rules[j].Pos)
 		}
 		defined[r.Name] = i
 	}
 	if _, ok := defined[g.Start]; !ok {
-		return fmt.Errorf("%s: no %q rule: the grammar starts there", name, g.Start)
+		return errorf(grammar.Pos{}, "no %q rule: the grammar starts there", g.Start)
 	}
 	used := map[string]bool{g.Start: true}
-	var walk func(n *grammar.Node) error
-	walk = func(n *grammar.Node) error {
-		if n.Op == grammar.OpRef {
-			if _, ok := defined[n.Name]; !ok {
-				return fmt.Errorf("%s:%s: undefined rule %s", name, n.Pos, n.Name)
-			}
-			if !used[n.Name] {
-				used[n.Name] = true
-				if err := walk(g.Rules[defined[n.Name]].Body); err != nil {
-					return err
+	var stack []*grammar.Node
+	walk := func(n *grammar.Node) error {
+		stack = append(stack[:0], n)
+		for len(stack) > 0 {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n.Op == grammar.OpRef {
+				i, ok := defined[n.Name]
+				if !ok {
+					return errorf(n.Pos, "undefined rule %s", n.Name)
+				}
+				if !used[n.Name] {
+					used[n.Name] = true
+					stack = append(stack, g.Rules[i].Body)
 				}
 			}
-		}
-		for _, s := range n.Subs {
-			if err := walk(s); err != nil {
-				return err
+			for k := len(n.Subs) - 1; k >= 0; k-- { // the first sub is walked first
+				stack = append(stack, n.Subs[k])
 			}
 		}
 		return nil
@@ -399,7 +454,7 @@ func check(name string, g *grammar.Grammar) error {
 			if err := walk(r.Body); err != nil { // undefined references in unused rules are errors too
 				return err
 			}
-			g.Warnings = append(g.Warnings, fmt.Sprintf("%s:%s: rule %s is never used", name, r.Pos, r.Name))
+			g.Warnings = append(g.Warnings, (&grammar.Error{File: name, Pos: r.Pos, Msg: fmt.Sprintf("rule %s is never used", r.Name)}).Error())
 		}
 	}
 	return nil
