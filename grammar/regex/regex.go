@@ -5,35 +5,55 @@
 // Anchors are allowed only where they are no-ops: ^ or \A at the start,
 // $ or \z at the end. Word boundaries, and anchors anywhere else, are
 // errors: they cannot be expressed by a grammar over the output alone.
+//
+// Errors are *grammar.Error with File "regex" and the position in the
+// expression (line and column, counted in characters) of what is wrong.
+// Go's regexp/syntax reports the offending text but not where it is, so
+// the position is found by looking for that text (or, for parentheses,
+// the unmatched one; for anchors and word boundaries, the first one out
+// of place): a best effort, which for a fragment that occurs twice may
+// name the first. Nesting is bounded by regexp/syntax (1000 levels) and
+// so is the size of repetitions; a pattern beyond them is an error that
+// wraps grammar.ErrTooDeep or grammar.ErrTooLarge.
 package regex
 
 import (
+	"errors"
 	"fmt"
 	"regexp/syntax"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
 )
 
+// File is the source name of the errors and grammars of this package.
+const File = "regex"
+
 // Parse parses re and returns the grammar of the strings it matches in
-// full. The grammar's only rule is "root".
+// full. The grammar's only rule is "root". Errors are *grammar.Error.
 func Parse(re string) (*grammar.Grammar, error) {
 	body, err := Lower(re, false)
 	if err != nil {
 		return nil, err
 	}
-	return &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: body}}}, nil
+	return &grammar.Grammar{Start: "root", File: File, Rules: []grammar.Rule{{Name: "root", Body: body}}}, nil
 }
 
 // Lower returns the grammar node of the strings re matches: in full, or,
 // with search, the strings that contain a match (as JSON Schema's
 // "pattern" and ECMAScript's RegExp.test judge them: only a ^ at the start
-// or a $ at the end anchors the search).
-func Lower(re string, search bool) (*grammar.Node, error) {
+// or a $ at the end anchors the search). Errors are *grammar.Error.
+func Lower(re string, search bool) (n *grammar.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = nil, &grammar.Error{File: File, Msg: fmt.Sprintf("internal error lowering the expression: %v", r)}
+		}
+	}()
 	tree, err := syntax.Parse(re, syntax.Perl)
 	if err != nil {
-		return nil, fmt.Errorf("regex %q: %w", re, err)
+		return nil, syntaxError(re, err)
 	}
 	tree = tree.Simplify()
 	var body *grammar.Node
@@ -43,9 +63,261 @@ func Lower(re string, search bool) (*grammar.Node, error) {
 		body, err = lower(stripAnchors(tree))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("regex %q: %w", re, err)
+		return nil, lowerError(re, err)
 	}
 	return body, nil
+}
+
+// syntaxError turns an error of regexp/syntax into a *grammar.Error at
+// the offending text.
+func syntaxError(re string, err error) error {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return &grammar.Error{File: File, Msg: err.Error(), Err: err}
+	}
+	off := -1
+	cause := error(se)
+	switch se.Code {
+	case syntax.ErrMissingParen, syntax.ErrUnexpectedParen, syntax.ErrNestingDepth:
+		off = scan(re).paren(se.Code)
+	default:
+		off = locate(re, se)
+	}
+	switch se.Code {
+	case syntax.ErrNestingDepth:
+		cause = errors.Join(grammar.ErrTooDeep, se)
+	case syntax.ErrLarge:
+		cause = errors.Join(grammar.ErrTooLarge, se)
+	}
+	expr := se.Expr
+	if len(expr) > 40 { // the whole pattern, for some codes
+		k := 40
+		for k > 0 && !utf8.RuneStart(expr[k]) {
+			k--
+		}
+		expr = expr[:k] + "…"
+	}
+	if se.Code == syntax.ErrInvalidUTF8 && se.Expr != "" {
+		return &grammar.Error{File: File, Pos: position(re, off), Msg: fmt.Sprintf("%s: byte \\x%02x", se.Code, se.Expr[0]), Err: cause}
+	}
+	return &grammar.Error{File: File, Pos: position(re, off), Msg: fmt.Sprintf("%s: `%s`", se.Code, expr), Err: cause}
+}
+
+// locate returns the offset of the text se is about: the first place
+// where it occurs such that the pattern up to its end fails with the
+// same error (the pattern before it parsed), or else the first place.
+func locate(re string, se *syntax.Error) int {
+	first := strings.Index(re, se.Expr)
+	if first < 0 || se.Expr == "" {
+		return first
+	}
+	for k, tries := first, 0; k >= 0 && tries < 8; tries++ {
+		_, err := syntax.Parse(re[:k+len(se.Expr)], syntax.Perl)
+		var e *syntax.Error
+		if errors.As(err, &e) && e.Code == se.Code && e.Expr == se.Expr {
+			return k
+		}
+		next := strings.Index(re[k+1:], se.Expr)
+		if next < 0 {
+			break
+		}
+		k += 1 + next
+	}
+	return first
+}
+
+// unsupported is an error of lowering: "what text why", where text is
+// the construct re as the pattern spells it.
+type unsupported struct {
+	re        *syntax.Regexp
+	what, why string
+}
+
+func (e *unsupported) Error() string { return e.what + " " + e.re.String() + " " + e.why }
+
+// lowerError turns an error of lowering into a *grammar.Error at the
+// construct it concerns, as far as it can be found.
+func lowerError(re string, err error) error {
+	var u *unsupported
+	if !errors.As(err, &u) || u.re == nil {
+		return &grammar.Error{File: File, Msg: err.Error()}
+	}
+	off := -1
+	switch u.re.Op {
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
+		off = scan(re).misplacedAnchor(re)
+	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		off = scan(re).firstOf(`\b`, `\B`)
+	default:
+		off = strings.Index(re, u.re.String())
+	}
+	text := u.re.String()
+	if off >= 0 && u.re.Op != syntax.OpCharClass {
+		text = token(re, off)
+	}
+	return &grammar.Error{File: File, Pos: position(re, off), Msg: u.what + " " + text + " " + u.why}
+}
+
+// position returns the line and column (in characters) of byte offset
+// off of re; nothing when off < 0.
+func position(re string, off int) grammar.Pos {
+	if off < 0 || off > len(re) {
+		return grammar.Pos{}
+	}
+	line, start := 1, 0
+	for i := 0; i < off; i++ {
+		if re[i] == '\n' {
+			line, start = line+1, i+1
+		}
+	}
+	return grammar.Pos{Line: line, Col: utf8.RuneCountInString(re[start:off]) + 1, Offset: off}
+}
+
+// token returns the special token at offset off of re: an anchor or a
+// word boundary, with its backslash.
+func token(re string, off int) string {
+	if re[off] == '\\' && off+1 < len(re) {
+		return re[off : off+2]
+	}
+	return re[off : off+1]
+}
+
+// specials are where the parentheses, anchors and word boundaries of a
+// pattern are: outside character classes and escapes.
+type specials struct {
+	at   []int    // offsets
+	text []string // "(", ")", "^", "$", `\A`, `\z`, `\b`, `\B`
+	n    int      // the pattern's length
+}
+
+// scan finds re's specials, for error positions. It reads the syntax
+// regexp/syntax accepts with Perl flags, loosely: it only has to skip
+// what cannot hold one.
+func scan(re string) *specials {
+	s := &specials{n: len(re)}
+	add := func(i int, t string) { s.at, s.text = append(s.at, i), append(s.text, t) }
+	for i := 0; i < len(re); {
+		switch c := re[i]; c {
+		case '\\':
+			if i+1 >= len(re) {
+				return s
+			}
+			switch e := re[i+1]; {
+			case e == 'A' || e == 'z' || e == 'b' || e == 'B':
+				add(i, re[i:i+2])
+				i += 2
+			case e == 'Q':
+				if end := strings.Index(re[i+2:], `\E`); end >= 0 {
+					i += 2 + end + 2
+				} else {
+					return s
+				}
+			case (e == 'x' || e == 'p' || e == 'P') && i+2 < len(re) && re[i+2] == '{':
+				if end := strings.IndexByte(re[i:], '}'); end >= 0 {
+					i += end + 1
+				} else {
+					return s
+				}
+			default:
+				_, size := utf8.DecodeRuneInString(re[i+1:])
+				i += 1 + size
+			}
+		case '[':
+			i = skipClass(re, i)
+		case '(', ')', '^', '$':
+			add(i, re[i:i+1])
+			i++
+		default:
+			i++
+		}
+	}
+	return s
+}
+
+// skipClass returns the offset after the class that starts at re[i].
+func skipClass(re string, i int) int {
+	j := i + 1
+	if j < len(re) && re[j] == '^' {
+		j++
+	}
+	if j < len(re) && re[j] == ']' { // a leading ] is literal
+		j++
+	}
+	for j < len(re) {
+		switch {
+		case re[j] == '\\':
+			j += 2
+		case strings.HasPrefix(re[j:], "[:"):
+			if end := strings.Index(re[j+2:], ":]"); end >= 0 {
+				j += 2 + end + 2
+			} else {
+				j++
+			}
+		case re[j] == ']':
+			return j + 1
+		default:
+			j++
+		}
+	}
+	return len(re)
+}
+
+// paren returns the offset of the parenthesis a syntax error is about:
+// the first ")" without a "(" , the last "(" left open, or the first
+// "(" nested too deep; -1 if none is found.
+func (s *specials) paren(code syntax.ErrorCode) int {
+	var open []int
+	for k, t := range s.text {
+		switch t {
+		case "(":
+			open = append(open, s.at[k])
+			if code == syntax.ErrNestingDepth && len(open) > 1000 {
+				return s.at[k]
+			}
+		case ")":
+			if len(open) == 0 {
+				if code == syntax.ErrUnexpectedParen {
+					return s.at[k]
+				}
+				continue
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if code == syntax.ErrMissingParen && len(open) > 0 {
+		return open[len(open)-1]
+	}
+	return -1
+}
+
+// misplacedAnchor returns the offset of the first anchor that is not at
+// the very start or end of the pattern.
+func (s *specials) misplacedAnchor(re string) int {
+	for k, t := range s.text {
+		switch t {
+		case "^", `\A`:
+			if s.at[k] != 0 {
+				return s.at[k]
+			}
+		case "$", `\z`:
+			if s.at[k]+len(t) != len(re) {
+				return s.at[k]
+			}
+		}
+	}
+	return s.firstOf("^", "$", `\A`, `\z`)
+}
+
+// firstOf returns the offset of the first special among texts, or -1.
+func (s *specials) firstOf(texts ...string) int {
+	for k, t := range s.text {
+		for _, want := range texts {
+			if t == want {
+				return s.at[k]
+			}
+		}
+	}
+	return -1
 }
 
 // maxDistribute bounds how many alternations lowerSearch distributes a
@@ -92,7 +364,7 @@ func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.
 				continue
 			}
 			if distributed == maxDistribute {
-				return nil, fmt.Errorf("too many alternations with anchors")
+				return nil, fmt.Errorf("more than %d alternations hold anchors", maxDistribute)
 			}
 			var alts []*grammar.Node
 			for _, branch := range sub.Sub {
@@ -200,7 +472,7 @@ func lower(re *syntax.Regexp) (*grammar.Node, error) {
 		return grammar.Seq(subs...), nil
 	case syntax.OpCharClass:
 		if len(re.Rune) == 0 {
-			return nil, fmt.Errorf("character class %s matches nothing", re)
+			return nil, &unsupported{re, "character class", "matches nothing"}
 		}
 		return grammar.Class(re.Rune...), nil
 	case syntax.OpAnyChar:
@@ -238,9 +510,9 @@ func lower(re *syntax.Regexp) (*grammar.Node, error) {
 		}
 		return grammar.Alt(subs...), nil
 	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText:
-		return nil, fmt.Errorf("anchor %s is only supported at the start or end of the expression", re)
+		return nil, &unsupported{re, "anchor", "is only supported at the start or end of the expression"}
 	case syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return nil, fmt.Errorf("word boundary %s is not supported: a grammar cannot express it", re)
+		return nil, &unsupported{re, "word boundary", "is not supported: a grammar cannot express it"}
 	}
-	return nil, fmt.Errorf("unsupported regular expression construct %s", re)
+	return nil, &unsupported{re, "construct", "is not supported"}
 }

@@ -1,8 +1,10 @@
 package regex
 
 import (
+	"errors"
 	"math/rand/v2"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -153,6 +155,45 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
+// TestErrorsAreTyped checks that errors are *grammar.Error of the file
+// "regex", at the offending text.
+func TestErrorsAreTyped(t *testing.T) {
+	tests := []struct {
+		re   string
+		want string
+	}{
+		{"(a", "regex:1:1: missing closing ): `(a`"},
+		{"(a)(b", "regex:1:4: missing closing ): `(a)(b`"},
+		{"ab)", "regex:1:3: unexpected ): `ab)`"},
+		{`x[(]a)`, "regex:1:6: unexpected ): `x[(]a)`"},
+		{`\Qa)\E)`, "regex:1:7: unexpected ): `\\Qa)\\E)`"},
+		{"é[b", "regex:1:2: missing closing ]: `[b`"},
+		{"x*+*", "regex:1:2: invalid nested repetition operator: `*+`"},
+		{`a\q`, "regex:1:2: invalid escape sequence: `\\q`"},
+		{"(?:a{1000}){1000}", "regex:1:12: invalid repeat count: `{1000}`"},
+		{"a\n(b", "regex:2:1: missing closing ): `a\n(b`"},
+		{"ab\xff", `regex:1:3: invalid UTF-8: byte \xff`},
+		{"a^b", "regex:1:2: anchor ^ is only supported at the start or end of the expression"},
+		{"^a|^b", "regex:1:4: anchor ^ is only supported at the start or end of the expression"},
+		{`日本\bc`, `regex:1:3: word boundary \b is not supported: a grammar cannot express it`},
+		{`a[^\x00-\x{10FFFF}]`, `regex:1:2: character class [^\x00-\x{10FFFF}] matches nothing`},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.re)
+		var e *grammar.Error
+		require.True(t, errors.As(err, &e), "%q: %T %v", tt.re, err, err)
+		assert.Equal(t, "regex", e.File)
+		assert.Equal(t, tt.want, err.Error(), tt.re)
+	}
+	// Nesting and size past regexp/syntax's limits.
+	_, err := Parse(strings.Repeat("(", 1001) + strings.Repeat(")", 1001))
+	assert.ErrorIs(t, err, grammar.ErrTooDeep)
+	assert.ErrorContains(t, err, "regex:1:1001: expression nests too deeply")
+	_, err = Parse(strings.Repeat(`\pL{1000}`, 4000))
+	assert.ErrorIs(t, err, grammar.ErrTooLarge)
+	assert.ErrorContains(t, err, "expression too large")
+}
+
 func FuzzParse(f *testing.F) {
 	for _, p := range patterns {
 		f.Add(p)
@@ -160,10 +201,21 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, re string) {
 		g, err := Parse(re)
 		if err != nil {
+			var e *grammar.Error
+			if !errors.As(err, &e) || e.File != "regex" || strings.Contains(err.Error(), "internal error") {
+				t.Fatalf("%q: error %T: %v", re, err, err)
+			}
+			if e.Pos.Line > 0 && (e.Pos.Offset > len(re) || e.Pos.Col < 1) {
+				t.Fatalf("%q: position %+v outside the expression", re, e.Pos)
+			}
 			return
 		}
 		p, err := grammar.Compile(g)
 		if err != nil {
+			var e *grammar.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%q: compile error %T: %v", re, err, err)
+			}
 			return
 		}
 		goRE, err := regexp.Compile(`^(?:` + re + `)$`)
