@@ -2,8 +2,8 @@ package earley
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/reins-go/reins/grammar"
@@ -28,6 +28,11 @@ type item struct {
 // removes sets, so a speculative walk (a token trie, say) pushes bytes and
 // pops back. A Parser is not safe for concurrent use; many may share one
 // Prog.
+//
+// Each step has a work budget (SetStepBudget), and a job may bound the
+// work of many steps (SetWorkLimit): an ambiguous grammar makes Earley's
+// algorithm cubic, and the budget stops it with an error (Err) instead
+// of running for minutes.
 type Parser struct {
 	prog *grammar.Prog
 	// The live sets, base onwards, kept whole: items holds their items,
@@ -60,17 +65,29 @@ type Parser struct {
 	ctxCommitted []uint32
 	ctxBuf       []uint32
 	ctxPairs     []uint64
+	// The work budget: work counts the call items the completions of the
+	// set being built have scanned; a set whose work would pass budget
+	// is abandoned, and err says so (see Err). total sums the work of
+	// every set built since Reset.
+	work   int
+	budget int
+	total  int64
+	limit  int64 // on total (SetWorkLimit)
+	err    error
 }
 
-// NewParser returns a parser at the start of p's language.
+// NewParser returns a parser at the start of p's language, with the
+// DefaultStepBudget.
 func NewParser(p *grammar.Prog) *Parser {
-	ps := &Parser{prog: p}
+	ps := &Parser{prog: p, budget: DefaultStepBudget, limit: math.MaxInt64}
 	ps.Reset()
 	return ps
 }
 
-// Reset returns the parser to the start of the language.
+// Reset returns the parser to the start of the language, and clears the
+// error Err reports.
 func (ps *Parser) Reset() {
+	ps.err, ps.total = nil, 0
 	ps.items = ps.items[:0]
 	ps.sets = append(ps.sets[:0], 0)
 	ps.calls, ps.callAt = ps.calls[:0], append(ps.callAt[:0], 0)
@@ -256,8 +273,12 @@ func (ps *Parser) StateBytes() int {
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
-// cannot continue the parse.
+// cannot continue the parse, and also when the step would go over the
+// work budget or the parser has failed before: Err tells these apart.
 func (ps *Parser) Push(b byte) bool {
+	if ps.err != nil {
+		return false
+	}
 	cur := ps.top()
 	start := uint32(len(ps.items))
 	ps.sets = append(ps.sets, start)
@@ -273,20 +294,29 @@ func (ps *Parser) Push(b byte) bool {
 }
 
 func (ps *Parser) finish(start uint32) bool {
-	if uint32(len(ps.items)) == start {
-		ps.sets = ps.sets[:len(ps.sets)-1]
-		ps.calls = ps.calls[:ps.callAt[len(ps.callAt)-1]]
-		ps.callAt = ps.callAt[:len(ps.callAt)-1]
-		return false
+	if uint32(len(ps.items)) != start {
+		ps.close(start)
+		if ps.err == nil {
+			ps.total += int64(ps.work) + int64(uint32(len(ps.items))-start)
+			if ps.total <= ps.limit {
+				return true
+			}
+			ps.overLimit(start)
+		}
+		ps.items = ps.items[:start] // abandoned over the budget
 	}
-	ps.close(start)
-	return true
+	ps.sets = ps.sets[:len(ps.sets)-1]
+	ps.calls = ps.calls[:ps.callAt[len(ps.callAt)-1]]
+	ps.callAt = ps.callAt[:len(ps.callAt)-1]
+	return false
 }
 
-// begin starts deduplication for the set being built.
+// begin starts deduplication, and the work count, for the set being
+// built.
 func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
 	ps.seen.Reset()
+	ps.work = 0
 }
 
 // add adds item (pc, origin) to the set being built, following splits.
@@ -314,7 +344,8 @@ func (ps *Parser) add(pc, origin uint32) {
 }
 
 // close runs prediction and completion over the items of the set being
-// built, from index from on, until nothing new is added.
+// built, from index from on, until nothing new is added. It stops, and
+// sets err, when the set's work passes the budget.
 func (ps *Parser) close(from uint32) {
 	cur := ps.buildAt
 	for k := from; k < uint32(len(ps.items)); k++ {
@@ -332,7 +363,12 @@ func (ps *Parser) close(from uint32) {
 			if it.origin == cur {
 				continue // an empty completion: callers stepped over it when they predicted
 			}
-			for _, w := range ps.callsOf(int(it.origin)) {
+			calls := ps.callsOf(int(it.origin))
+			if ps.work += len(calls); ps.work > ps.budget {
+				ps.overBudget()
+				return
+			}
+			for _, w := range calls {
 				if w.call == rule+1 {
 					ps.add(ps.prog.Inst[w.pc].Out, w.origin)
 				}
@@ -369,42 +405,15 @@ func (ps *Parser) Next() (bytes [4]uint64, token bool) {
 	return bytes, token
 }
 
-// Expected returns a readable list of what may come next, for errors.
-func (ps *Parser) Expected() string {
-	bs, tok := ps.Next()
-	var parts []string
-	for c := 0; c < 256; c++ {
-		if bs[c>>6]&(1<<(c&63)) == 0 {
-			continue
-		}
-		lo := c
-		for c+1 < 256 && bs[(c+1)>>6]&(1<<((c+1)&63)) != 0 {
-			c++
-		}
-		if lo == c {
-			parts = append(parts, fmt.Sprintf("%q", byte(lo)))
-		} else {
-			parts = append(parts, fmt.Sprintf("%q-%q", byte(lo), byte(c)))
-		}
-	}
-	if tok {
-		parts = append(parts, "a token terminal")
-	}
-	if ps.CanEnd() {
-		parts = append(parts, "end of input")
-	}
-	if len(parts) == 0 {
-		return "nothing"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // AdvanceToken consumes one token: its text byte by byte, and at the
 // same time the token itself for the grammar's token terminals (inSet
 // reports whether it is in token set k; nil when no set holds it). The
 // two paths are merged into one step. It returns false, and changes
 // nothing, when neither path accepts the token.
 func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
+	if ps.err != nil {
+		return false
+	}
 	cur := ps.top()
 	ps.kernel = ps.kernel[:0]
 	if inSet != nil {
@@ -426,7 +435,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	if !bytesOK {
 		ps.Pop(n)
 	}
-	if len(ps.kernel) == 0 {
+	if len(ps.kernel) == 0 || ps.err != nil {
 		return bytesOK
 	}
 	if bytesOK {
@@ -436,6 +445,10 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 			ps.add(k.pc, k.origin)
 		}
 		ps.close(from)
+		if ps.err != nil {
+			ps.Pop(n)
+			return false
+		}
 		return true
 	}
 	start := uint32(len(ps.items))
@@ -472,6 +485,7 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.cOff = append(ps.cOff[:0], other.cOff...)
 	ps.gcAt = other.gcAt
 	ps.ctxTab = nil // keys are computed again
+	ps.budget, ps.total, ps.limit, ps.err = other.budget, other.total, other.limit, other.err
 }
 
 // Signature appends to buf a key of the current step's state as a local
