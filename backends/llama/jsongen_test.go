@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,16 +20,33 @@ import (
 	"github.com/reins-go/reins/internal/shared"
 )
 
-// jsonGenSeeds is how many seeds (branches, at temperature 1) each
-// schema is generated with.
-const jsonGenSeeds = 20
+// The generation sweep is opt-in: by default TestJSONGeneration runs a
+// small bounded sample (sweepSeeds branches, the testdata schemas and
+// the first sampleMaskBench MaskBench schemas of the sweep's list), and
+// with the environment variable REINS_SWEEP set (to anything but "" or
+// "0") the full sweep (fullSweepSeeds branches, every 100th MaskBench
+// schema that fits), which takes minutes:
+//
+//	REINS_SWEEP=1 go test ./backends/llama -run TestJSONGeneration -timeout 30m
+const (
+	fullSweepSeeds  = 20
+	sampleSeeds     = 3
+	sampleMaskBench = 4
+)
+
+// sweep reports whether REINS_SWEEP asks for the full sweep.
+func sweep() bool {
+	v := os.Getenv("REINS_SWEEP")
+	return v != "" && v != "0"
+}
 
 // generationSchemas returns the schemas of testdata/schemas and every
 // 100th MaskBench schema that compiles in bounded mode, is at most 3 KB
 // and bounds its strings and arrays to at most 64 (a random model fills
 // whatever room a schema gives, and a schema's own bound of thousands of
-// characters is not what this test is about), by name.
-func generationSchemas(t *testing.T) map[string][]byte {
+// characters is not what this test is about), by name; of MaskBench, at
+// most maxMaskBench.
+func generationSchemas(t *testing.T, maxMaskBench int) map[string][]byte {
 	out := map[string][]byte{}
 	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "schemas", "*.json"))
 	require.NotEmpty(t, files)
@@ -38,7 +57,8 @@ func generationSchemas(t *testing.T) map[string][]byte {
 	}
 	mb, _ := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
 	slices.Sort(mb)
-	for i := 0; i < len(mb); i += 100 {
+	picked := 0
+	for i := 0; i < len(mb) && picked < maxMaskBench; i += 100 {
 		raw, err := os.ReadFile(mb[i])
 		require.NoError(t, err)
 		var file struct{ Schema json.RawMessage }
@@ -54,16 +74,22 @@ func generationSchemas(t *testing.T) map[string][]byte {
 			continue
 		}
 		out["maskbench/"+filepath.Base(mb[i])] = file.Schema
+		picked++
 	}
 	return out
 }
 
-// TestJSONGeneration generates with the fixture model and with
-// stories260K, for every schema of generationSchemas, 20 seeds at
-// temperature 1: every output must end by itself (no max tokens, no
-// full context), parse, and validate (CompleteN checks both).
+// TestJSONGeneration generates through the front door with the fixture
+// model and with stories260K, for every schema of generationSchemas,
+// several seeds at temperature 1 (see sweep): every output must be
+// complete and valid (GenerateN parses and validates it, and returns an
+// *UnfinishedError for one the budget cut).
 func TestJSONGeneration(t *testing.T) {
-	schemas := generationSchemas(t)
+	seeds, maxMaskBench := sampleSeeds, sampleMaskBench
+	if sweep() {
+		seeds, maxMaskBench = fullSweepSeeds, math.MaxInt
+	}
+	schemas := generationSchemas(t, maxMaskBench)
 	names := make([]string, 0, len(schemas))
 	for name := range schemas {
 		names = append(names, name)
@@ -74,7 +100,9 @@ func TestJSONGeneration(t *testing.T) {
 		{"stories260K", shared.Path(t, "models/stories260K.gguf"), "Once upon a time"},
 	}
 	for _, md := range models {
-		m := reins.New(load(t, md.path, Options{ContextSize: 4096, Sequences: jsonGenSeeds}))
+		// Sequences is left to its default: the front door runs more
+		// branches than the model has sequences in groups.
+		m := reins.New(load(t, md.path, Options{ContextSize: 4096}))
 		for i, name := range names {
 			// Every other schema is written indented.
 			opts := &reins.JSONOptions{Whitespace: 1}
@@ -84,13 +112,19 @@ func TestJSONGeneration(t *testing.T) {
 			t.Run(md.name+"/"+name, func(t *testing.T) {
 				c, err := reins.JSONSchema(schemas[name], opts)
 				require.NoError(t, err)
-				cs, err := m.GenerateN(context.Background(), md.prompt, jsonGenSeeds, reins.Options{
+				cs, err := m.GenerateN(context.Background(), md.prompt, seeds, reins.Options{
 					Constraint: c, MaxTokens: 4000, Temperature: 1, Seed: 7,
 				})
+				if errors.Is(err, reins.ErrUnfinished) {
+					var u *reins.UnfinishedError
+					errors.As(err, &u)
+					t.Logf("unfinished output %d: ...%s", u.Branch, tail(u.Completion.Text, 300))
+				}
 				require.NoError(t, err)
-				require.Len(t, cs, jsonGenSeeds)
+				require.Len(t, cs, seeds)
 				for _, c := range cs {
 					require.Equal(t, decode.FinishStop, c.FinishReason, "%s", c.Text)
+					require.True(t, json.Valid([]byte(c.Text)), "%s", c.Text)
 					if opts.Indent != "" {
 						var compact, indented bytes.Buffer
 						require.NoError(t, json.Compact(&compact, []byte(c.Text)))
@@ -102,6 +136,8 @@ func TestJSONGeneration(t *testing.T) {
 		}
 	}
 }
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 // largeBound reports whether a schema sets maxLength or maxItems above 64.
 func largeBound(schema []byte) bool {
