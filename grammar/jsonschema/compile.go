@@ -49,7 +49,8 @@ type Options struct {
 	// DefaultBaseURI. A root $id overrides it, as the specification says.
 	BaseURI string
 	// Loader fetches the documents that $refs outside the schema name.
-	// Without one, such a reference is an *Error.
+	// Without one, such a reference is an *Error. DirLoader reads schema
+	// files under one folder, and nothing else.
 	Loader Loader
 	// Relax lists keywords to compile as if they were absent, for a
 	// caller who wants output even where reins would refuse a keyword it
@@ -170,9 +171,13 @@ var annotations = map[string]bool{
 //     not know are annotations;
 //   - minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft 4's
 //     boolean forms too) for integers and numbers, exact;
-//   - anyOf; oneOf when no value can satisfy two branches (different
-//     types, different enum values, or a required property fixed to
-//     different values); allOf and sibling keywords merged where exact;
+//   - anyOf; oneOf when no value can satisfy two branches, proved for
+//     each type of value apart (different types, different enum
+//     values, or, for objects, a required property fixed to different
+//     values or forbidden by the other branch); a type whose every value
+//     satisfies two branches is left out, so a tagged union without
+//     "type": "object" takes objects only; allOf and sibling keywords
+//     merged where exact, numeric bounds compared exactly;
 //   - $ref to JSON pointers, $ids (draft 4's id) and anchors, within the
 //     document or, through Options.Loader, in others; recursion allowed;
 //   - the annotations (title, description, default, ...).

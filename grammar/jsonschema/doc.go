@@ -32,4 +32,13 @@
 // For generation, Options.Bounded gives what the schema leaves open a
 // bound (strings, arrays, number digits, free JSON depth), so that a
 // sampled output always ends by itself.
+//
+// Hostile schemas: compile time and memory grow polynomially, and
+// slowly, with the schema's size. Documented limits (MaxSchemaBytes,
+// MaxDepth, MaxNumberDigits, MaxEnumValues, MaxLiteralBytes,
+// MaxOneOfBranches, MaxDocuments, and grammar.MaxInst for the grammar)
+// are checked before the work they bound; a schema past one is an *Error
+// whose Limit names it, at the JSON pointer of what is too large. $refs
+// to other documents are read only through Options.Loader; DirLoader
+// reads regular files under one folder, of bounded size.
 package jsonschema

@@ -3,14 +3,16 @@ package jsonschema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/reins-go/reins/grammar"
 )
 
 // FuzzCompile feeds arbitrary schemas to Compile: it must not panic,
-// and where it compiles, what the grammar accepts of a few instances
-// must validate (no invalidation).
+// its errors are *Error with a pointer, and where it compiles, what the
+// grammar accepts of a few instances must validate (no invalidation).
 func FuzzCompile(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `true`, `{"type": "string", "pattern": "^(a|b$)x"}`,
@@ -23,6 +25,9 @@ func FuzzCompile(f *testing.F) {
 		`{"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}`,
 		`{"$id": "http://x/a", "items": {"$id": "b", "$defs": {"c": {"type": "integer"}}, "items": {"$ref": "#/$defs/c"}}}`,
 		`{"$defs": {"a": {"$anchor": "p", "type": "string"}}, "properties": {"a": {"$ref": "#p"}}}`,
+		`{"oneOf": [{"properties": {"t": {"const": "a"}}, "required": ["t"]}, {"properties": {"t": {"const": "b"}}, "required": ["t"]}]}`,
+		`{"$schema": "http://json-schema.org/draft-04/schema#", "allOf": [{"minimum": 5}, {"minimum": 3, "exclusiveMinimum": true}]}`,
+		`{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}, "allOf": [{"$ref": "#/$defs/a"}, {"minLength": 1}]}`,
 	} {
 		f.Add(s, `{"a": 1, "b": [true, "x"], "x1": false}`)
 	}
@@ -34,6 +39,15 @@ func FuzzCompile(f *testing.F) {
 		for _, opts := range []Options{{}, {Indent: " "}} {
 			g, err := Compile([]byte(schema), opts)
 			if err != nil {
+				// Every error says where: an *Error, never a panic
+				// recovered as an internal error.
+				var e *Error
+				if !errors.As(err, &e) || e.Pointer == "" {
+					t.Fatalf("schema %s: %v is not an *Error with a pointer", schema, err)
+				}
+				if strings.Contains(e.Msg, "internal error") {
+					t.Fatalf("schema %s: %v", schema, err)
+				}
 				return
 			}
 			p, err := grammar.Compile(g)

@@ -10,7 +10,9 @@ import (
 
 // Loader returns the schema document at an absolute URL (without a
 // fragment), for a $ref that leaves the document. Compile asks for each
-// document once, when a reference to it is first compiled.
+// document once, when a reference to it is first compiled, and holds
+// the documents to MaxSchemaBytes and MaxDocuments. A Loader decides
+// what may be read: see DirLoader.
 type Loader func(url string) ([]byte, error)
 
 // DefaultBaseURI is the URI of a schema document that has no $id and no
