@@ -10,6 +10,8 @@ void     llama_free(struct llama_context * ctx);
 float *  llama_get_logits_ith(struct llama_context * ctx, int32_t i);
 uint32_t llama_n_ctx_seq(const struct llama_context * ctx);
 uint32_t llama_n_batch(const struct llama_context * ctx);
+size_t   ggml_type_size(int type);
+int64_t  ggml_blck_size(int type);
 
 // ggml_log_callback takes an enum ggml_log_level, an int.
 typedef void (*reins_log_callback)(int level, const char * text, void * user_data);
@@ -63,6 +65,12 @@ func freeContext(c *llama.Context) { C.llama_free(cContext(c)) }
 
 // contextPerSequence returns how many tokens one sequence may hold.
 func contextPerSequence(c *llama.Context) int { return int(C.llama_n_ctx_seq(cContext(c))) }
+
+// ggmlTypeTraits returns ggml's block size and block bytes of a tensor
+// type (for the test that checks gguf's table against the linked ggml).
+func ggmlTypeTraits(t int) (block, bytes int64) {
+	return int64(C.ggml_blck_size(C.int(t))), int64(C.ggml_type_size(C.int(t)))
+}
 
 // batchLimit returns how many tokens llama.cpp accepts in one decode.
 func batchLimit(c *llama.Context) int { return int(C.llama_n_batch(cContext(c))) }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/gguf"
+	"github.com/reins-go/reins/internal/shared"
 )
 
 // A child process loads one GGUF file in llama.cpp, so that an abort
@@ -286,6 +287,10 @@ type hostileCase struct {
 	aborts bool
 }
 
+// storiesCase marks the cases that edit stories260K (SentencePiece)
+// instead of the fixture.
+const storiesCase = "SentencePiece: "
+
 // hostileCases break the fixture model (a llama model with a gpt2
 // vocabulary) one way each.
 var hostileCases = []hostileCase{
@@ -357,11 +362,18 @@ var hostileCases = []hostileCase{
 	{"scores as strings", func(m *model) { m.set("tokenizer.ggml.scores", m.tokens()) }, "scores: a array of 265 string values", false},
 	{"no merges", func(m *model) { m.del("tokenizer.ggml.merges") }, "merges is missing", false},
 	{"merges as integers", func(m *model) { m.set("tokenizer.ggml.merges", []int32{1, 2}) }, "merges: a array of 2 int32 values, want an array of strings", true},
-	{"no token for a byte", func(m *model) {
+	{storiesCase + "no token for a byte", func(m *model) {
+		// stories260K: <0xFF> is token 258; 0xFF is in no other token.
+		toks, tt := m.tokens(), append([]int32(nil), m.get("tokenizer.ggml.token_type").([]int32)...)
+		toks[258], tt[258] = "no byte", 1
+		m.set("tokenizer.ggml.tokens", toks).set("tokenizer.ggml.token_type", tt)
+	}, "no token for byte 0xFF (<0xFF>): llama.cpp's SentencePiece tokenizer aborts", true},
+	{storiesCase + "byte token misspelled", func(m *model) {
 		toks := m.tokens()
-		toks[2+'A'] = "not A"
+		toks[258] = "<0xZZ>"
 		m.set("tokenizer.ggml.tokens", toks)
-	}, "no token for byte 0x41", false},
+	}, `byte token 258 is spelled "<0xZZ>", want <0xNN>`, false},
+	{storiesCase + "scores as strings", func(m *model) { m.set("tokenizer.ggml.scores", m.tokens()) }, "scores: a array of 512 string values", false},
 	{"BOS asked for and missing", func(m *model) {
 		m.del("tokenizer.ggml.bos_token_id").set("tokenizer.ggml.pre", "glm4").set("tokenizer.ggml.add_bos_token", true)
 	}, "add_bos_token: the file asks for a bos token and has none", true},
@@ -390,10 +402,14 @@ var hostileCases = []hostileCase{
 // stands between the file and an abort.
 func TestHostileModelFiles(t *testing.T) {
 	base := readModel(t, fixturePath(t))
+	stories := readModel(t, shared.Path(t, "models/stories260K.gguf"))
 	dir := t.TempDir()
 	for i, tc := range hostileCases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := base.clone()
+			if strings.HasPrefix(tc.name, storiesCase) {
+				m = stories.clone()
+			}
 			tc.edit(m)
 			path := m.write(t, filepath.Join(dir, fmt.Sprintf("hostile%d.gguf", i)))
 			lm, err := Load(path, Options{ContextSize: 64})
