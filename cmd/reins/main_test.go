@@ -236,13 +236,20 @@ func TestMaskCommand(t *testing.T) {
 
 func TestMaskbenchCommand(t *testing.T) {
 	dir := shared.Path(t, "maskbench-dev")
-	files := []string{dir + "/Github_easy---o10013.json", dir + "/BFCL_simple_1.json"}
+	files := []string{dir + "/Glaiveai2K---analyze_health_data_ecfa5553.json", dir + "/BFCL_simple_1.json"}
 	out, errOut, code := runCLI(t, append([]string{"maskbench", "--vocab", shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")}, files...)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "TBM")
 	assert.Contains(t, out, "TTFM")
 	assert.Contains(t, out, "schemas 2")
+	assert.Contains(t, out, "first mask")
+	assert.Contains(t, out, "MaskBench's rule:                     passing 2 (100.0%)")
+	assert.Contains(t, out, "reins' rule (end allowed when valid): passing 2 (100.0%)")
 	assert.Contains(t, out, "invalidation errors 0 (0.0%)")
+	// A compile that outlasts --timeout counts as a timeout.
+	out, errOut, code = runCLI(t, "maskbench", "--timeout", "1ns", "--vocab", shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"), files[0])
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "timeouts 1 (100.0%)")
 	if os.Getenv("GOGC") == "" {
 		assert.Contains(t, out, "GOGC 200", "the default GC target")
 	}
