@@ -224,7 +224,7 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 		}
 		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
-	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs, rulePtr: map[string]string{"root": "#"}, ptr: "#"}
+	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs, ptr: "#"}
 	if root, ok := doc.(map[string]any); ok {
 		if uri, ok := root["$schema"].(string); ok {
 			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
@@ -341,8 +341,8 @@ type compiler struct {
 	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
 	// typeSteps counts the schemas one typesOf visits (maxTypeSteps).
 	typeSteps int
-	ptr       string            // the schema being compiled
-	rulePtr   map[string]string // the schema each rule was made for
+	ptr       string   // the schema being compiled
+	rulePtrs  []string // the schema each rule was made for, by index ("" unknown)
 	// propertyRank is each property name's first appearance in the
 	// documents' properties (see propertyOrder), found on first use.
 	propertyRank map[string]int
@@ -697,6 +697,14 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	return grammar.Alt(alts...), nil
 }
 
+// setRulePtr records that rule i was made for the schema at ptr.
+func (c *compiler) setRulePtr(i int, ptr string) {
+	for len(c.rulePtrs) <= i {
+		c.rulePtrs = append(c.rulePtrs, "")
+	}
+	c.rulePtrs[i] = ptr
+}
+
 // nullable reports whether siblings or a branch of list says nullable
 // (which would add null to the types a merge keeps).
 func (c *compiler) nullable(siblings map[string]any, list []any) bool {
@@ -734,8 +742,8 @@ func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
 	}
 	name := fmt.Sprintf("ref%d", len(c.rules))
 	c.rules[key] = name
-	c.rulePtr[name] = target
 	at := len(c.g.Rules)
+	c.setRulePtr(at, target)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	body, err := c.schema(node, target)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -537,9 +538,9 @@ func (c *compiler) ruleAt(n *grammar.Node, ptr string) *grammar.Node {
 	if n.Op == grammar.OpEmpty || n.Op == grammar.OpRef {
 		return n
 	}
-	name := fmt.Sprintf("r%d", len(c.g.Rules))
+	name := "r" + strconv.Itoa(len(c.g.Rules))
+	c.setRulePtr(len(c.g.Rules), ptr)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: n})
-	c.rulePtr[name] = ptr
 	return grammar.Ref(name)
 }
 

@@ -111,9 +111,9 @@ func (c *compiler) checkSize() error {
 		}
 	}
 	largest := slices.Index(sizes, slices.Max(sizes))
-	ptr := c.rulePtr[c.g.Rules[largest].Name]
-	if ptr == "" {
-		ptr = "#"
+	ptr := "#"
+	if largest < len(c.rulePtrs) && c.rulePtrs[largest] != "" {
+		ptr = c.rulePtrs[largest]
 	}
 	return c.limitf(ptr, "", limitGrammar, "the grammar would take about %d instructions in all, more than grammar.MaxInst (%d); this schema's part is the largest, about %d", total, grammar.MaxInst, sizes[largest])
 }
