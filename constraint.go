@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/automaton"
@@ -238,7 +239,9 @@ func readSource(path string) ([]byte, error) {
 	if path == "" {
 		return nil, errors.New("reins: empty file name")
 	}
-	f, err := os.Open(path)
+	// Opened without blocking, so that a named pipe is refused below
+	// rather than waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

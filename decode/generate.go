@@ -288,6 +288,9 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 	if err != nil {
 		return nil, fmt.Errorf("tokenize prompt: %w", err)
 	}
+	if len(toks) == 0 {
+		return nil, errors.New("the prompt tokenizes to no tokens (and the model adds none): nothing to condition on")
+	}
 	if len(toks) >= b.ContextSize() {
 		return nil, fmt.Errorf("prompt is %d tokens, the context holds %d: shorten the prompt or enlarge the context", len(toks), b.ContextSize())
 	}

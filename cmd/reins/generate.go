@@ -103,13 +103,13 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, tok.Token)
 		}
 		fmt.Fprintln(stdout)
-		return s.Err()
+		return flagError(s.Err())
 	}
 	// Under a constraint nothing is printed until the output is known to
 	// be complete (and valid, for JSON).
 	cs, err := m.GenerateN(ctx, prompt, *n, opts)
 	if err != nil {
-		return unfinished(err)
+		return unfinished(flagError(err))
 	}
 	if !*asJSON {
 		if *n == 1 {
