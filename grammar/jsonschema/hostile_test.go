@@ -228,3 +228,30 @@ func TestHostileSchemas(t *testing.T) {
 		})
 	}
 }
+
+// TestNestedGrammarLinear checks that the grammar's tree, walked as a
+// tree (a shared node once per parent, as a scan that does not remember
+// nodes walks it), grows linearly with nesting: arrays of arrays and
+// ordered objects of ordered objects name a large repeated part as a
+// rule instead of sharing it, which doubled the walk at each level.
+func TestNestedGrammarLinear(t *testing.T) {
+	objects := func(n int) string {
+		props := list(7, func(i int) string { return fmt.Sprintf(`"p%d": {"type": "string"}`, i) })
+		return nest(n, `{"type": "object", "properties": {`+props+`, "next": `, `{}`, `}}`)
+	}
+	arrays := func(n int) string { return nest(n, `{"type": "array", "items": `, `{"type": "integer", "minimum": 3}`, `}`) }
+	for name, schema := range map[string]func(int) string{"arrays": arrays, "objects": objects} {
+		sizes, steps := map[int]int{}, map[int]int{}
+		for _, n := range []int{20, 40} {
+			g, err := Compile([]byte(schema(n)), Options{Bounded: true})
+			require.NoError(t, err, name)
+			z := &sizer{}
+			for _, r := range g.Rules {
+				sizes[n] += z.size(r.Body)
+			}
+			steps[n] = z.steps
+		}
+		assert.Less(t, sizes[40], 3*sizes[20], "%s: the grammar's size 40 deep against 20 deep", name)
+		assert.Less(t, steps[40], 3*steps[20], "%s: the nodes walked 40 deep against 20 deep", name)
+	}
+}

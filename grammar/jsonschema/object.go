@@ -164,7 +164,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		if m == nil {
 			continue
 		}
-		m = c.ruleAt(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest: a rule, not a subtree shared
+		m = c.shareable(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest
 
 		f := grammar.Seq(l.open, m, rest)
 		r := grammar.Seq(l.comma, m)
@@ -745,9 +745,7 @@ func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) 
 		if restNode, err = c.nested(func() (*grammar.Node, error) { return c.schema(rest, restPtr) }); err != nil {
 			return nil, err
 		}
-		// Used twice below: a rule, not a subtree shared, so that arrays
-		// of arrays do not double the grammar's tree at each level.
-		restNode = c.rule(restNode)
+		restNode = c.shareable(restNode, restPtr) // used twice below
 	}
 	if len(elems) < min && restNode == nil {
 		return nil, c.errorf(ptr, "minItems", "more items required than the schema allows")

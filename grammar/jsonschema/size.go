@@ -70,6 +70,46 @@ func (z *sizer) size(n *grammar.Node) int {
 	return size
 }
 
+// sharedMax is the largest part the compiler writes twice in place (an
+// array's item in the first place and in the rest, an ordered object's
+// member first and after a comma); a larger one becomes a rule, so that
+// nesting (arrays of arrays) cannot double the grammar at each level.
+const sharedMax = 512
+
+// shareable returns n, or a rule of it for the schema at ptr when it is
+// larger than sharedMax.
+func (c *compiler) shareable(n *grammar.Node, ptr string) *grammar.Node {
+	if sizeUpTo(n, sharedMax) <= sharedMax {
+		return n
+	}
+	return c.ruleAt(n, ptr)
+}
+
+// sizeUpTo is the estimated size of n (as sizer's) while it is at most
+// limit, and some size above limit otherwise, walking about limit nodes
+// at most.
+func sizeUpTo(n *grammar.Node, limit int) int {
+	size := 1
+	switch n.Op {
+	case grammar.OpLit:
+		size += 4*len(n.Runes) - 1
+	case grammar.OpBytes:
+		size += len(n.Bytes) - 1
+	case grammar.OpClass:
+		size += 2*len(n.Ranges) - 1
+	}
+	for _, sub := range n.Subs {
+		if size > limit {
+			return size
+		}
+		size += sizeUpTo(sub, limit-size)
+	}
+	if n.Op == grammar.OpRepeat {
+		size *= min(max(n.Min, n.Max, 1), limit+1)
+	}
+	return size
+}
+
 // maxSizeSteps bounds the nodes the quick measure visits before it
 // gives way to the memoized one.
 const maxSizeSteps = 1 << 22
