@@ -239,7 +239,9 @@ func TestNestedGrammarLinear(t *testing.T) {
 		props := list(7, func(i int) string { return fmt.Sprintf(`"p%d": {"type": "string"}`, i) })
 		return nest(n, `{"type": "object", "properties": {`+props+`, "next": `, `{}`, `}}`)
 	}
-	arrays := func(n int) string { return nest(n, `{"type": "array", "items": `, `{"type": "integer", "minimum": 3}`, `}`) }
+	arrays := func(n int) string {
+		return nest(n, `{"type": "array", "items": `, `{"type": "integer", "minimum": 3}`, `}`)
+	}
 	for name, schema := range map[string]func(int) string{"arrays": arrays, "objects": objects} {
 		sizes, steps := map[int]int{}, map[int]int{}
 		for _, n := range []int{20, 40} {
