@@ -70,6 +70,9 @@ func TestParseErrors(t *testing.T) {
 		{"root ::= \"\\uD800\"", "not a Unicode scalar value"},
 		{"", "no rules"},
 		{"root ::= x\nx ::= \"a\" x", "matches no string"},
+		{"root ::= <[>", "t.gbnf:1:10: malformed token terminal <[>"},
+		{"root ::= <[-3]>", "t.gbnf:1:10: token id in <[-3]>: want a number ≥ 0"},
+		{"root ::= <[x]>", "token id in <[x]>"},
 	}
 	for _, tt := range tests {
 		g, err := Parse("t.gbnf", tt.src)

@@ -394,9 +394,12 @@ func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
 		src = src[1:]
 	}
 	if strings.HasPrefix(src, "<[") {
+		if len(src) < 4 || !strings.HasSuffix(src, "]>") {
+			return nil, l.errorf(at, "malformed token terminal %s: want <[123]> or <name>", src)
+		}
 		id, err := strconv.Atoi(src[2 : len(src)-2])
-		if err != nil {
-			return nil, l.errorf(at, "token id in %s: %v", src, err)
+		if err != nil || id < 0 {
+			return nil, l.errorf(at, "token id in %s: want a number ≥ 0", src)
 		}
 		n.Tokens = []grammar.TokenRef{{ID: id}}
 		return n, nil
