@@ -3,6 +3,7 @@ package llama
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -31,6 +32,7 @@ import (
 const (
 	childEnv          = "REINS_LLAMA_CHILD_LOAD"      // the file to load
 	childUncheckedEnv = "REINS_LLAMA_CHILD_UNCHECKED" // "1": straight to llama.cpp, no Go checks
+	childOptionsEnv   = "REINS_LLAMA_CHILD_OPTIONS"   // Load's options, as JSON
 	childLimit        = 8 << 30                       // the child's address space (RLIMIT_AS)
 	childTimeout      = 2 * time.Minute
 )
@@ -61,6 +63,15 @@ func childMain(path string) int {
 	} else {
 		err = exerciseChecked(path)
 	}
+	// Peak memory of this process since its exec (rusage's maxrss would
+	// count the parent's memory, inherited across fork and exec).
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				fmt.Fprintln(os.Stderr, "child-"+l)
+			}
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "refused:", err)
 		return 3
@@ -80,7 +91,13 @@ func exerciseChecked(path string) error {
 		}
 		tok.Close()
 	}
-	m, err := Load(path, Options{ContextSize: 64, Sequences: 2, Threads: 1, BatchSize: 16})
+	opts := Options{ContextSize: 64, Sequences: 2, Threads: 1, BatchSize: 16}
+	if o := os.Getenv(childOptionsEnv); o != "" {
+		if err := json.Unmarshal([]byte(o), &opts); err != nil {
+			return err
+		}
+	}
+	m, err := Load(path, opts)
 	if err != nil {
 		return errors.Join(terr, err)
 	}
@@ -134,6 +151,8 @@ type childResult struct {
 	signal   syscall.Signal
 	timedOut bool
 	output   string
+	elapsed  time.Duration
+	maxRSS   int64 // peak resident memory, bytes (0: the child died first)
 }
 
 func (r childResult) crashed() bool { return r.signal != 0 || r.timedOut }
@@ -151,6 +170,12 @@ func (r childResult) String() string {
 // runChild loads path in a child process.
 func runChild(t testing.TB, path string, unchecked bool) childResult {
 	t.Helper()
+	return runChildEnv(t, path, unchecked)
+}
+
+// runChildEnv is runChild with more environment variables for the child.
+func runChildEnv(t testing.TB, path string, unchecked bool, env ...string) childResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), childTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
@@ -160,10 +185,17 @@ func runChild(t testing.TB, path string, unchecked bool) childResult {
 	if unchecked {
 		cmd.Env = append(cmd.Env, childUncheckedEnv+"=1")
 	}
+	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
 	err := cmd.Run()
-	r := childResult{output: out.String()}
+	r := childResult{output: out.String(), elapsed: time.Since(start)}
+	if _, rest, ok := strings.Cut(r.output, "child-VmHWM:"); ok {
+		var kb int64
+		fmt.Sscan(rest, &kb)
+		r.maxRSS = kb << 10
+	}
 	if len(r.output) > 4000 {
 		r.output = "..." + r.output[len(r.output)-4000:]
 	}

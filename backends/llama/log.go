@@ -53,7 +53,13 @@ type logSink struct {
 	line    strings.Builder // the line being assembled: llama.cpp sends pieces
 	level   C.int           // the level of that line
 	capture bool
-	caught  []string // warnings and errors while capturing, at most maxCaught
+	caught  []caughtLine // warnings and errors while capturing, at most maxCaught
+}
+
+// caughtLine is a warning or error llama.cpp logged during a load.
+type caughtLine struct {
+	level slog.Level
+	msg   string
 }
 
 // Log levels of ggml's enum ggml_log_level.
@@ -122,14 +128,25 @@ func (s *logSink) close() {
 	s.mu.Unlock()
 }
 
-// endCapture stops keeping lines and returns those kept.
+// endCapture stops keeping lines and returns those that explain a
+// failure: the errors, or the warnings when there is no error.
 func (s *logSink) endCapture() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.capture = false
-	c := s.caught
+	var errs, warns []string
+	for _, c := range s.caught {
+		if c.level >= slog.LevelError {
+			errs = append(errs, c.msg)
+		} else {
+			warns = append(warns, c.msg)
+		}
+	}
 	s.caught = nil
-	return c
+	if len(errs) > 0 {
+		return errs
+	}
+	return warns
 }
 
 func sinkOf(h cgo.Handle) (s *logSink, ok bool) {
@@ -190,7 +207,7 @@ func (s *logSink) emit() {
 		if len(msg) > maxCaughtLine {
 			msg = msg[:maxCaughtLine] + "..."
 		}
-		s.caught = append(s.caught, msg)
+		s.caught = append(s.caught, caughtLine{lvl, msg})
 	}
 	if s.logger != nil && s.logger.Enabled(context.Background(), lvl) {
 		s.logger.LogAttrs(context.Background(), lvl, msg, slog.String("source", "llama.cpp"))
