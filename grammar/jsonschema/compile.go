@@ -669,6 +669,9 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 		}
 		if len(siblings) > 0 {
 			bm, at, err := c.asObject(b, bp)
+			if isEmpty(err) { // false: a branch no value takes
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

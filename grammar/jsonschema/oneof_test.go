@@ -81,3 +81,22 @@ func TestOneOfRefusedByType(t *testing.T) {
 		assert.Contains(t, e.Msg, tc.msg, tc.schema)
 	}
 }
+
+// TestOneOfFalseBranch checks that a branch false is dropped beside
+// siblings as without them.
+func TestOneOfFalseBranch(t *testing.T) {
+	runKeywordCases(t, []keywordCase{
+		{
+			name:    "anyOf with a false branch beside a sibling",
+			schema:  `{"type": "string", "anyOf": [false, {"minLength": 2}]}`,
+			valid:   []string{`"ab"`},
+			invalid: []string{`"a"`, `1`},
+		},
+		{
+			name:    "a tagged oneOf with a false branch",
+			schema:  `{"oneOf": [false, {"properties": {"t": {"const": "a"}}, "required": ["t"]}, {"properties": {"t": {"const": "b"}}, "required": ["t"]}]}`,
+			valid:   []string{`{"t": "a"}`, `{"t": "b"}`},
+			invalid: []string{`"a"`, `{}`},
+		},
+	})
+}
