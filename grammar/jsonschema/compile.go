@@ -638,8 +638,10 @@ func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*g
 	if !ok || len(list) == 0 {
 		return nil, c.errorf(ptr, kw, "must be a non-empty array")
 	}
-	var types []typeBits // of each branch, where oneOf leaves types out
-	if kw == "oneOf" {   // exact as anyOf when no value satisfies two branches
+	// oneOf is exact as anyOf when no value satisfies two branches, and
+	// where it leaves types out, types holds each branch's.
+	var types []typeBits
+	if kw == "oneOf" {
 		keep, err := c.oneOfTypes(list, siblings, ptr)
 		if err != nil {
 			return nil, err
