@@ -52,6 +52,10 @@ Usage:
   reins score [flags] TEXT        log-probability of every token of TEXT
   reins check (--grammar F | --regex RE | --schema F | --json-value) < TEXT
                                   is TEXT in the language? (exit 0 yes, 1 no)
+  reins run [--var name=value]... [--json] TEMPLATE_FILE
+                                  run a program: gen and select holes, each capture's probability
+  reins extract --schema S.json [--instructions F] [--out F.jsonl] INPUT...
+                                  JSON valid against S from each document, with a confidence per field
   reins mask (--grammar F | --regex RE | --schema F) --vocab FILE.gguf TEXT
                                   token by token: how many tokens the mask allows
   reins bench-grammar [--grammar F] [--vocab F] PATHS...
@@ -98,6 +102,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = cmdCheck(args[1:], stdin, stdout, stderr)
 	case "mask":
 		err = cmdMask(args[1:], stdout, stderr)
+	case "run":
+		err = cmdRun(args[1:], stdout, stderr)
+	case "extract":
+		err = cmdExtract(args[1:], stdout, stderr)
 	case "bench-grammar":
 		err = cmdBenchGrammar(args[1:], stdout, stderr)
 	case "maskbench":
@@ -106,7 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		err = usagef("unknown command %q (want generate, choose, score, check, mask, bench-grammar or maskbench)", args[0])
+		err = usagef("unknown command %q (want generate, choose, score, check, run, extract, mask, bench-grammar or maskbench)", args[0])
 	}
 	switch {
 	case err == nil:

@@ -1,0 +1,374 @@
+package extract
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Document is one input: an ID that names it in the output, and its
+// text, or the error that reading it met (recorded as its result).
+type Document struct {
+	ID   string
+	Text string
+	Err  error
+}
+
+// InputOptions configures ReadInputs.
+type InputOptions struct {
+	// TextField and IDField name the members of a JSONL line that hold
+	// the text (default "text") and the ID (default "id"; a line without
+	// one is "FILE:LINE").
+	TextField, IDField string
+}
+
+// MaxDocuments bounds the documents of one run.
+const MaxDocuments = 1 << 20
+
+// ReadInputs reads documents from paths: a text file is one document
+// (its ID is its path); a file ending in .jsonl holds one JSON object
+// per line; a folder holds text and .jsonl files (walked in lexical
+// order; names beginning with "." are skipped). A document that cannot
+// be read (too large, not UTF-8, a bad JSONL line) comes back with its
+// Err set, so that the run records it; a path that does not exist, and
+// two documents with one ID, are errors.
+func ReadInputs(paths []string, opts *InputOptions) ([]Document, error) {
+	o := InputOptions{TextField: "text", IDField: "id"}
+	if opts != nil {
+		if opts.TextField != "" {
+			o.TextField = opts.TextField
+		}
+		if opts.IDField != "" {
+			o.IDField = opts.IDField
+		}
+	}
+	var docs []Document
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			if docs, err = readFile(docs, p, o); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() {
+				docs, err = readFile(docs, path, o)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range docs {
+		if seen[d.ID] {
+			return nil, fmt.Errorf("extract: two documents have the ID %q", d.ID)
+		}
+		seen[d.ID] = true
+	}
+	return docs, nil
+}
+
+func readFile(docs []Document, path string, o InputOptions) ([]Document, error) {
+	if len(docs) >= MaxDocuments {
+		return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return append(docs, Document{ID: path, Err: err}), nil
+	}
+	defer f.Close()
+	if strings.HasSuffix(path, ".jsonl") {
+		return readJSONL(docs, path, f, o)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	switch {
+	case err != nil:
+		return append(docs, Document{ID: path, Err: err}), nil
+	case len(b) > MaxDocumentBytes:
+		return append(docs, Document{ID: path, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes)}), nil
+	case !utf8.Valid(b):
+		return append(docs, Document{ID: path, Err: errors.New("not UTF-8 text")}), nil
+	}
+	return append(docs, Document{ID: path, Text: string(b)}), nil
+}
+
+func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Document, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 2*MaxDocumentBytes)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if len(docs) >= MaxDocuments {
+			return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
+		}
+		id := path + ":" + strconv.Itoa(n)
+		var obj map[string]any
+		if err := json.Unmarshal(line, &obj); err != nil {
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("not a JSON object: %w", err)})
+			continue
+		}
+		if v, ok := obj[o.IDField]; ok {
+			switch v := v.(type) {
+			case string:
+				id = v
+			case float64:
+				id = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+		}
+		text, ok := obj[o.TextField].(string)
+		switch {
+		case !ok:
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("no string member %q", o.TextField)})
+		case len(text) > MaxDocumentBytes:
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes)})
+		default:
+			docs = append(docs, Document{ID: id, Text: text})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return append(docs, Document{ID: path, Err: err}), nil
+	}
+	return docs, nil
+}
+
+// Record is one line of a run's output: a document's ID and its value
+// with every field's confidence, raw probability and alternatives, or
+// the error that stopped it. Probabilities are written to 6 significant
+// digits.
+type Record struct {
+	ID           string                   `json:"id"`
+	Value        json.RawMessage          `json:"value,omitempty"`
+	Confidence   map[string]float64       `json:"confidence,omitempty"`
+	Raw          map[string]float64       `json:"raw,omitempty"`
+	Alternatives map[string][]Alternative `json:"alternatives,omitempty"`
+	Error        string                   `json:"error,omitempty"`
+}
+
+// NewRecord returns the record of a document's result, or of its error.
+func NewRecord(id string, res *Result, err error) Record {
+	r := Record{ID: id}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.Value = res.Value
+	r.Confidence, r.Raw = map[string]float64{}, map[string]float64{}
+	for _, f := range res.Fields {
+		r.Confidence[f.Pointer] = round(f.Confidence)
+		r.Raw[f.Pointer] = round(f.Raw)
+		if len(f.Alternatives) > 0 {
+			if r.Alternatives == nil {
+				r.Alternatives = map[string][]Alternative{}
+			}
+			alts := slices.Clone(f.Alternatives)
+			for i := range alts {
+				alts[i].Prob, alts[i].Logprob = round(alts[i].Prob), round(alts[i].Logprob)
+			}
+			r.Alternatives[f.Pointer] = alts
+		}
+	}
+	return r
+}
+
+// round keeps 6 significant digits, so that a float computed in another
+// order (another batch on llama.cpp) writes the same line.
+func round(f float64) float64 {
+	if f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return f
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 6, 64), 64)
+	return r
+}
+
+// RunOptions configures Run.
+type RunOptions struct {
+	// Concurrency is how many documents are extracted at once (0: 4).
+	Concurrency int
+	// Skip holds the IDs of documents already done (Resume's), which
+	// are left out.
+	Skip map[string]bool
+	// Progress, when set, is called after each document is written,
+	// with the documents written and the documents to do in this run.
+	Progress func(done, total int)
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Done, Failed, Skipped int
+}
+
+// Run extracts every document not in opts.Skip and writes one Record
+// per line to w, in the documents' order (so that an interrupted run,
+// resumed, writes the same file as one that was not). A document that
+// fails is recorded with its error and the run goes on. Run returns when
+// every document is written, or when ctx is done (documents in progress
+// are then not written); the error is ctx's or w's.
+func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts *RunOptions) (Stats, error) {
+	var o RunOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	var st Stats
+	var todo []Document
+	for _, d := range docs {
+		if o.Skip[d.ID] {
+			st.Skipped++
+			continue
+		}
+		todo = append(todo, d)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type done struct {
+		i   int
+		rec Record
+	}
+	jobs := make(chan int)
+	results := make(chan done)
+	var wg sync.WaitGroup
+	for range min(o.Concurrency, max(1, len(todo))) {
+		wg.Go(func() {
+			for i := range jobs {
+				d := todo[i]
+				err := d.Err
+				var res *Result
+				if err == nil {
+					res, err = x.Extract(ctx, d.Text)
+				}
+				if ctx.Err() != nil {
+					return // cut, not failed: left for the next run
+				}
+				select {
+				case results <- done{i, NewRecord(d.ID, res, err)}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for i := range todo {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	pending := map[int]Record{}
+	next := 0
+	var werr error
+	for r := range results {
+		pending[r.i] = r.rec
+		for werr == nil {
+			rec, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			line, err := json.Marshal(rec)
+			if err == nil {
+				_, err = w.Write(append(line, '\n'))
+			}
+			if err != nil {
+				werr = err
+				cancel()
+				break
+			}
+			next++
+			if rec.Error != "" {
+				st.Failed++
+			} else {
+				st.Done++
+			}
+			if o.Progress != nil {
+				o.Progress(next, len(todo))
+			}
+		}
+	}
+	if werr != nil {
+		return st, werr
+	}
+	if next < len(todo) {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		return st, errors.New("extract: the run ended before every document was written")
+	}
+	return st, nil
+}
+
+// Resume opens the output file path for a run that goes on where an
+// earlier one stopped: it returns the file, positioned at its end, and
+// the IDs of the documents it records. A last line that was cut before
+// its end (the earlier run was killed while writing it) is removed. A
+// file that does not exist is created.
+func Resume(path string) (*os.File, map[string]bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := map[string]bool{}
+	var good int64
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			break // a line without its newline was cut
+		}
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		var rec Record
+		if json.Unmarshal(line, &rec) != nil || rec.ID == "" {
+			break // a damaged line: it and what follows are done again
+		}
+		done[rec.ID] = true
+		good += int64(len(line))
+	}
+	if err := f.Truncate(good); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if _, err := f.Seek(good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, done, nil
+}
