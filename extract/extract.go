@@ -36,8 +36,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"os"
 	"strings"
 

@@ -57,6 +57,7 @@ type Gen struct {
 	Pos  Pos
 	Name string
 	GenOptions
+	args map[string]Pos // where each argument was written, for errors
 }
 
 // GenOptions configures a gen hole. At most one constraint may be set
@@ -106,6 +107,15 @@ type Select struct {
 	// Temperature 0 (or nil, unless RunOptions.Temperature sets another
 	// default) picks the most probable option; above 0 samples one.
 	Temperature *float64
+	args        map[string]Pos
+}
+
+// argPos returns where argument key was written, or the tag's position.
+func argPos(args map[string]Pos, key string, tag Pos) Pos {
+	if p, ok := args[key]; ok {
+		return p
+	}
+	return tag
 }
 
 // Role is a chat turn: {{#system}}...{{/system}}, {{#user}}...{{/user}},

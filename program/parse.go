@@ -166,7 +166,11 @@ func Parse(name, src string, opts *ParseOptions) (p *Program, err error) {
 	if err != nil {
 		var pe participle.Error
 		if errors.As(err, &pe) {
-			return nil, errorf(pos(name, pe.Position()), KindSyntax, "%s", pe.Message())
+			msg := pe.Message()
+			if strings.Contains(msg, `"<EOF>"`) {
+				msg = "the template ends inside a tag (want }})"
+			}
+			return nil, errorf(pos(name, pe.Position()), KindSyntax, "%s", msg)
 		}
 		return nil, &Error{Pos: Pos{File: name}, Kind: KindSyntax, Msg: "parse", Err: err}
 	}
@@ -317,6 +321,9 @@ func (l *lowerer) lower(parts []*partAST) ([]Node, error) {
 	stack := []*frame{{}}
 	add := func(n Node) {
 		top := stack[len(stack)-1]
+		if t, ok := n.(*Text); ok && t.Text == "" {
+			return
+		}
 		if t, ok := n.(*Text); ok && len(top.nodes) > 0 {
 			if prev, ok := top.nodes[len(top.nodes)-1].(*Text); ok {
 				prev.Text += t.Text
@@ -332,6 +339,7 @@ func (l *lowerer) lower(parts []*partAST) ([]Node, error) {
 			add(&Text{Pos: l.pos(part.Pos), Text: *part.Text})
 		case part.Tag != nil:
 			t := part.Tag
+			t.Pos = part.Pos // a tag is where its "{{" is
 			switch t.Mark {
 			case "#":
 				f, err := l.open(t)
@@ -503,7 +511,10 @@ func (l *lowerer) gen(t *tagAST) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gen{Pos: l.pos(t.Pos), Name: name}
+	g := &Gen{Pos: l.pos(t.Pos), Name: name, args: map[string]Pos{}}
+	for _, a := range args {
+		g.args[a.Key] = l.pos(a.Value.Pos)
+	}
 	o := &g.GenOptions
 	var constraint *argAST // the first constraint argument, for the error on a second
 	setConstraint := func(a *argAST) error {
@@ -606,7 +617,10 @@ func (l *lowerer) selectTag(t *tagAST) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Select{Pos: l.pos(t.Pos), Name: name}
+	s := &Select{Pos: l.pos(t.Pos), Name: name, args: map[string]Pos{}}
+	for _, a := range args {
+		s.args[a.Key] = l.pos(a.Value.Pos)
+	}
 	hasOptions := false
 	for _, a := range args {
 		switch a.Key {

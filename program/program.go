@@ -202,24 +202,25 @@ func (c *checker) capture(pos Pos, name string) error {
 }
 
 func checkSelect(s *Select) error {
+	at := argPos(s.args, "options", s.Pos)
 	if len(s.Options) == 0 {
-		return errorf(s.Pos, KindArgument, "select %q has no options", s.Name)
+		return errorf(at, KindArgument, "select %q has no options", s.Name)
 	}
 	if len(s.Options) > MaxOptions {
-		return errorf(s.Pos, KindLimit, "select %q has %d options, more than MaxOptions (%d)", s.Name, len(s.Options), MaxOptions)
+		return errorf(at, KindLimit, "select %q has %d options, more than MaxOptions (%d)", s.Name, len(s.Options), MaxOptions)
 	}
 	seen := map[string]int{}
 	for i, o := range s.Options {
 		if o == "" {
-			return errorf(s.Pos, KindArgument, "select %q: option %d is empty", s.Name, i+1)
+			return errorf(at, KindArgument, "select %q: option %d is empty", s.Name, i+1)
 		}
 		if j, dup := seen[o]; dup {
-			return errorf(s.Pos, KindArgument, "select %q: option %d %q repeats option %d", s.Name, i+1, o, j+1)
+			return errorf(at, KindArgument, "select %q: option %d %q repeats option %d", s.Name, i+1, o, j+1)
 		}
 		seen[o] = i
 	}
 	if t := s.Temperature; t != nil && !(*t >= 0 && *t <= 100) {
-		return errorf(s.Pos, KindArgument, "select %q: temperature %g: want 0 to 100", s.Name, *t)
+		return errorf(argPos(s.args, "temperature", s.Pos), KindArgument, "select %q: temperature %g: want 0 to 100", s.Name, *t)
 	}
 	return nil
 }
@@ -263,6 +264,12 @@ func (c *checker) gen(g *Gen) (*hole, error) {
 		}
 	}
 	h := &hole{}
+	at := g.Pos // where the constraint was written
+	for _, k := range []string{"regex", "grammar", "schema", "json"} {
+		if p, ok := g.args[k]; ok {
+			at = p
+		}
+	}
 	var err error
 	switch {
 	case o.Regex != "":
@@ -292,7 +299,7 @@ func (c *checker) gen(g *Gen) (*hole, error) {
 			}
 			abs, aerr := filepath.Abs(filepath.Join(c.dir, o.SchemaFile))
 			if aerr != nil {
-				return nil, &Error{Pos: g.Pos, Kind: KindFile, Msg: "schema " + o.SchemaFile, Err: aerr}
+				return nil, &Error{Pos: at, Kind: KindFile, Msg: "schema " + o.SchemaFile, Err: aerr}
 			}
 			opts.BaseURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 			opts.Loader = jsonschema.DirLoader(c.dir, MaxFileBytes)
@@ -307,12 +314,12 @@ func (c *checker) gen(g *Gen) (*hole, error) {
 		return h, nil // free text
 	}
 	if err != nil {
-		return nil, &Error{Pos: g.Pos, Kind: KindConstraint, Msg: fmt.Sprintf("gen %q: %s", g.Name, h.desc), Err: err}
+		return nil, &Error{Pos: at, Kind: KindConstraint, Msg: fmt.Sprintf("gen %q: %s", g.Name, h.desc), Err: err}
 	}
 	// Compile once here, so that a grammar that cannot compile is an
 	// error with the hole's position rather than at run time.
 	if _, err := reins.FromGrammar(h.g); err != nil {
-		return nil, &Error{Pos: g.Pos, Kind: KindConstraint, Msg: fmt.Sprintf("gen %q: %s", g.Name, h.desc), Err: err}
+		return nil, &Error{Pos: at, Kind: KindConstraint, Msg: fmt.Sprintf("gen %q: %s", g.Name, h.desc), Err: err}
 	}
 	return h, nil
 }
@@ -320,7 +327,7 @@ func (c *checker) gen(g *Gen) (*hole, error) {
 // readFile reads a file a gen names, from the template's folder only.
 func (c *checker) readFile(g *Gen, what, name string) ([]byte, error) {
 	fail := func(err error) error {
-		return &Error{Pos: g.Pos, Kind: KindFile, Msg: fmt.Sprintf("gen %q: %s file %q", g.Name, what, name), Err: err}
+		return &Error{Pos: argPos(g.args, what, g.Pos), Kind: KindFile, Msg: fmt.Sprintf("gen %q: %s file %q", g.Name, what, name), Err: err}
 	}
 	if c.dir == "" {
 		return nil, fail(errors.New("a template parsed from a string reads no files (give ParseOptions.Dir)"))
