@@ -92,6 +92,13 @@ func installSink(s *logSink) {
 // installed one, with logMu held. prev is the sink to fall back on once
 // this one is closed.
 func newSink(logger *slog.Logger, prev *logSink) *logSink {
+	// Drop closed sinks from the fallback chain, so that it holds only
+	// sinks of open models and the few closed since the last load.
+	for p := prev; p != nil; p = p.prev {
+		for p.prev != nil && p.prev.handle == 0 {
+			p.prev = p.prev.prev
+		}
+	}
 	s := &logSink{logger: logger, prev: prev, capture: true}
 	s.handle = cgo.NewHandle(s)
 	installSink(s)

@@ -251,3 +251,24 @@ func TestLoggerLines(t *testing.T) {
 	assert.Equal(t, []string{"broken: ."}, s.endCapture(), "errors, when there are some")
 	assert.Equal(t, 5, strings.Count(out, "\n"))
 }
+
+// TestLogFallbackChainStaysShort loads and closes models in an order
+// where each Load's fallback is a model closed later: the chain of
+// fallbacks keeps only open models and those closed since the last load.
+func TestLogFallbackChainStaysShort(t *testing.T) {
+	path := fixturePath(t)
+	prev, err := Load(path, Options{ContextSize: 64, Sequences: 1})
+	require.NoError(t, err)
+	for range 20 {
+		next, err := Load(path, Options{ContextSize: 64, Sequences: 1})
+		require.NoError(t, err)
+		prev.Close()
+		prev = next
+	}
+	n := 0
+	for s := prev.log; s != nil; s = s.prev {
+		n++
+	}
+	assert.LessOrEqual(t, n, 2)
+	prev.Close()
+}
