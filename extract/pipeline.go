@@ -295,7 +295,7 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 	var werr error
 	for r := range results {
 		pending[r.i] = r.rec
-		for werr == nil {
+		for werr == nil && ctx.Err() == nil {
 			rec, ok := pending[next]
 			if !ok {
 				break
