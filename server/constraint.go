@@ -1,0 +1,194 @@
+package server
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/jsonschema"
+)
+
+// constraintCache keeps the last compiled constraints by source, so that
+// clients that send the same schema or grammar with every request pay
+// for compiling it, and for binding it to the vocabulary, once.
+type constraintCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheEntry, most recent first
+	byKey map[[32]byte]*list.Element
+}
+
+type cacheEntry struct {
+	key [32]byte
+	c   *reins.Constraint
+}
+
+func newConstraintCache(max int) *constraintCache {
+	return &constraintCache{max: max, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+}
+
+func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constraint, error)) (*reins.Constraint, error) {
+	key := sha256.Sum256([]byte(kind + "\x00" + src))
+	cc.mu.Lock()
+	if e, ok := cc.byKey[key]; ok {
+		cc.order.MoveToFront(e)
+		cc.mu.Unlock()
+		return e.Value.(*cacheEntry).c, nil
+	}
+	cc.mu.Unlock()
+	c, err := compile()
+	if err != nil {
+		return nil, err
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if _, ok := cc.byKey[key]; !ok {
+		cc.byKey[key] = cc.order.PushFront(&cacheEntry{key, c})
+		for cc.order.Len() > cc.max {
+			last := cc.order.Back()
+			cc.order.Remove(last)
+			delete(cc.byKey, last.Value.(*cacheEntry).key)
+		}
+	}
+	return c, nil
+}
+
+// refuseRefs is the Loader of schemas that come over HTTP: a $ref to
+// another document is refused, whatever its scheme, so that a request
+// can make the server read neither its files nor the network.
+func refuseRefs(url string) ([]byte, error) {
+	return nil, fmt.Errorf("$ref to %s refused: the server resolves only references inside the schema", url)
+}
+
+// constraint compiles the request's constraint: response_format, grammar
+// or regex, at most one. nil when none.
+func (s *Server) constraint(c *common) (*reins.Constraint, *apiError) {
+	var given []string
+	if c.Grammar != nil {
+		given = append(given, "grammar")
+	}
+	if c.Regex != nil {
+		given = append(given, "regex")
+	}
+	rf := c.ResponseFormat
+	if rf != nil && rf.Type != "" && rf.Type != "text" {
+		given = append(given, "response_format")
+	}
+	if len(given) > 1 {
+		return nil, badRequest(given[1], fmt.Sprintf("give one constraint, not %s and %s", given[0], given[1]))
+	}
+	if len(given) == 0 {
+		if rf != nil && rf.Type != "" && rf.Type != "text" {
+			return nil, badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
+		}
+		return nil, nil
+	}
+	var con *reins.Constraint
+	var err error
+	var param string
+	switch given[0] {
+	case "grammar":
+		param = "grammar"
+		src := *c.Grammar
+		if len(src) > s.lim.MaxGrammarBytes {
+			return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxGrammarBytes))
+		}
+		con, err = s.cache.get("gbnf", src, func() (*reins.Constraint, error) { return reins.Grammar(src) })
+	case "regex":
+		param = "regex"
+		src := *c.Regex
+		if len(src) > s.lim.MaxRegexBytes {
+			return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxRegexBytes))
+		}
+		con, err = s.cache.get("regex", src, func() (*reins.Constraint, error) { return reins.Regex(src) })
+	case "response_format":
+		switch rf.Type {
+		case "json_object":
+			param = "response_format"
+			con, err = s.cache.get("json", "", func() (*reins.Constraint, error) { return reins.JSON(), nil })
+		case "json_schema":
+			param = "response_format.json_schema.schema"
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return nil, badRequest(param, "missing: json_schema needs a schema")
+			}
+			src := rf.JSONSchema.Schema
+			if len(src) > s.lim.MaxSchemaBytes {
+				return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxSchemaBytes))
+			}
+			con, err = s.cache.get("schema", string(src), func() (*reins.Constraint, error) {
+				return reins.JSONSchema(src, &reins.JSONOptions{Loader: refuseRefs, BaseURI: "request:///schema.json"})
+			})
+		default:
+			return nil, badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
+		}
+	}
+	if err != nil {
+		return nil, constraintError(param, err)
+	}
+	return con, nil
+}
+
+// constraintError says where a constraint failed to compile: a
+// grammar's line and column, a schema's JSON pointer.
+func constraintError(param string, err error) *apiError {
+	var ge *grammar.Error
+	var se *jsonschema.Error
+	switch {
+	case errors.As(err, &se):
+		return withCode(badRequest(param, "the schema does not compile: "+se.Error()), "invalid_schema")
+	case errors.As(err, &ge):
+		return withCode(badRequest(param, "does not compile: "+ge.Error()), "invalid_grammar")
+	}
+	return withCode(badRequest(param, "does not compile: "+err.Error()), "invalid_constraint")
+}
+
+// decodeConstraint binds con to the model's vocabulary and returns
+// decode's constraint factory, each matcher timed for the mask metric.
+func (s *Server) decodeConstraint(con *reins.Constraint) (func() decode.Constraint, error) {
+	a, err := con.Bind(s.cfg.Backend.Vocab(), s.trie)
+	if err != nil {
+		return nil, err
+	}
+	return func() decode.Constraint { return &timedMatcher{m: a.NewMatcher(), obs: s.metrics.mask} }, nil
+}
+
+// timedMatcher is an automaton.Matcher whose masks are timed.
+type timedMatcher struct {
+	m   *automaton.Matcher
+	obs prometheus.Observer
+}
+
+var (
+	_ decode.Budgeted  = (*timedMatcher)(nil)
+	_ decode.Branching = (*timedMatcher)(nil)
+)
+
+func (t *timedMatcher) FillMask(mask []uint32) error {
+	t0 := time.Now()
+	err := t.m.FillMask(mask)
+	t.obs.Observe(time.Since(t0).Seconds())
+	return err
+}
+
+func (t *timedMatcher) FillMaskWithin(mask []uint32, budget int) error {
+	t0 := time.Now()
+	err := t.m.FillMaskWithin(mask, budget)
+	t.obs.Observe(time.Since(t0).Seconds())
+	return err
+}
+
+func (t *timedMatcher) Advance(tok int) error { return t.m.Advance(tok) }
+func (t *timedMatcher) CanEnd() bool          { return t.m.CanEnd() }
+func (t *timedMatcher) TokensToEnd() int      { return t.m.TokensToEnd() }
+func (t *timedMatcher) Snapshot() int         { return t.m.Snapshot() }
+func (t *timedMatcher) Restore(mark int)      { t.m.Restore(mark) }
+func (t *timedMatcher) Branches() bool        { return t.m.Branches() }

@@ -1,0 +1,670 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/reins-go/reins/decode"
+)
+
+// entry is one token of logprobs.content[]: OpenAI's fields (token,
+// logprob, bytes, top_logprobs) and reins' (id; constrained, the same
+// under the constrained distribution; forced).
+type entry struct {
+	ID          int                 `json:"id"`
+	Token       string              `json:"token"`
+	Logprob     float64             `json:"logprob"`
+	Bytes       decode.Bytes        `json:"bytes"`
+	TopLogprobs []decode.TopLogprob `json:"top_logprobs"`
+	Constrained *decode.Logprobs    `json:"constrained,omitempty"`
+	Forced      bool                `json:"forced,omitempty"`
+}
+
+func entryOf(t decode.Token) entry {
+	e := entry{ID: t.ID, Token: t.Token, Logprob: t.Logprob, Bytes: t.Bytes, TopLogprobs: t.TopLogprobs, Constrained: t.Constrained, Forced: t.Forced}
+	if e.TopLogprobs == nil {
+		e.TopLogprobs = []decode.TopLogprob{}
+	}
+	if e.Bytes == nil {
+		e.Bytes = decode.Bytes{}
+	}
+	if c := e.Constrained; c != nil && c.TopLogprobs == nil {
+		cc := *c
+		cc.TopLogprobs = []decode.TopLogprob{}
+		e.Constrained = &cc
+	}
+	return e
+}
+
+func entries(toks []decode.Token) []entry {
+	out := make([]entry, len(toks))
+	for i, t := range toks {
+		out[i] = entryOf(t)
+	}
+	return out
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// reinsInfo is reins' addition to a choice: why a constrained output was
+// cut short.
+type reinsInfo struct {
+	Unfinished string `json:"unfinished,omitempty"`
+}
+
+func info(r *result) *reinsInfo {
+	if r.unfinished == "" {
+		return nil
+	}
+	return &reinsInfo{Unfinished: r.unfinished}
+}
+
+// sse writes server-sent events; it sends the headers with the first
+// event, so that an error before any can still be a JSON response. It is
+// safe for concurrent use (choices stream together).
+type sse struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	stall   time.Duration
+	started bool
+	err     error
+}
+
+func newSSE(w http.ResponseWriter, stall time.Duration) *sse {
+	return &sse{w: w, rc: http.NewResponseController(w), stall: stall}
+}
+
+func (e *sse) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.raw(data)
+}
+
+func (e *sse) raw(data []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return e.err
+	}
+	if !e.started {
+		e.started = true
+		h := e.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		e.w.WriteHeader(http.StatusOK)
+	}
+	_ = e.rc.SetWriteDeadline(time.Now().Add(e.stall))
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", data); err != nil {
+		e.err = err
+		return err
+	}
+	if err := e.rc.Flush(); err != nil {
+		e.err = err
+	}
+	return e.err
+}
+
+func (e *sse) isStarted() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started
+}
+
+// fail ends a stream: an error response before any event, else an
+// error event.
+func (e *sse) fail(w http.ResponseWriter, ae *apiError) {
+	if ae == nil {
+		return
+	}
+	if !e.isStarted() {
+		writeError(w, ae)
+		return
+	}
+	_ = e.send(map[string]any{"error": ae})
+}
+
+// commonParams checks the shared fields; maxTokens is the field that
+// sets the budget (its name for errors).
+func (s *Server) commonParams(c *common, maxTokens *int, maxName string, top int, extraStop []string) (*job, int, *apiError) {
+	n, max, ae := c.counts(maxTokens, maxName, s.lim)
+	if ae != nil {
+		return nil, 0, ae
+	}
+	so, ae := c.sampling(s.randomSeed)
+	if ae != nil {
+		return nil, 0, ae
+	}
+	stop, ae := parseStop(c.Stop, s.lim)
+	if ae != nil {
+		return nil, 0, ae
+	}
+	con, ae := s.constraint(c)
+	if ae != nil {
+		return nil, 0, ae
+	}
+	j := &job{maxTokens: max, topLogprobs: top, con: con, started: time.Now(),
+		opts: decode.Options{MaxTokens: max, Stop: append(stop, extraStop...), TopLogprobs: top, Sampling: so}}
+	if con != nil {
+		f, err := s.decodeConstraint(con)
+		if err != nil {
+			return nil, 0, constraintError("constraint", err)
+		}
+		j.opts.Constraint = f
+	}
+	return j, n, nil
+}
+
+// checkTop bounds a top_logprobs count.
+func (s *Server) checkTop(param string, top int) *apiError {
+	limit := min(s.lim.MaxTopLogprobs, s.cfg.Backend.Vocab().Len())
+	if top < 0 || top > limit {
+		return badRequest(param, fmt.Sprintf("%d: want 0 to %d (OpenAI allows 20; this server up to %d)", top, limit, limit))
+	}
+	return nil
+}
+
+// expand makes n jobs of each prompt from the template t, choice k of a
+// prompt seeded Seed+k.
+func expand(t *job, prompts []string, counts []int, n int, chat bool) []*job {
+	var jobs []*job
+	for p, prompt := range prompts {
+		for k := range n {
+			j := *t
+			j.index = len(jobs)
+			j.prompt, j.promptToks, j.chat = prompt, counts[p], chat
+			j.opts.Sampling.Seed += uint64(k)
+			jobs = append(jobs, &j)
+		}
+	}
+	return jobs
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	if ae := s.admit(); ae != nil {
+		writeError(w, ae)
+		return
+	}
+	defer s.done()
+	var req chatRequest
+	if ae := decodeBody(r, s.lim.MaxBodyBytes, &req, s.cfg.Strict, w); ae != nil {
+		writeError(w, ae)
+		return
+	}
+	prompt, ae := s.chatPrompt(&req)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	top := 0
+	if req.TopLogprobs != nil {
+		if !req.Logprobs {
+			writeError(w, badRequest("top_logprobs", "needs logprobs: true"))
+			return
+		}
+		top = *req.TopLogprobs
+		if ae := s.checkTop("top_logprobs", top); ae != nil {
+			writeError(w, ae)
+			return
+		}
+	}
+	maxTokens, maxName := req.MaxTokens, "max_tokens"
+	if req.MaxCompletionTokens != nil {
+		maxTokens, maxName = req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	t, n, ae := s.commonParams(&req.common, maxTokens, maxName, top, s.cfg.Chat.Stop)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	if t.maxTokens == 0 {
+		writeError(w, badRequest(maxName, "0: a chat reply needs at least one token (to score a text, use /v1/completions with echo)"))
+		return
+	}
+	count, ae := s.countTokens("messages", prompt, true)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	jobs := expand(t, []string{prompt}, []int{count}, n, true)
+	id := s.newID("chatcmpl")
+	base := map[string]any{"id": id, "created": time.Now().Unix(), "model": s.cfg.ModelName, "system_fingerprint": "reins"}
+	if req.Stream {
+		s.streamChat(w, r, jobs, base, req.Logprobs, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		return
+	}
+	results, err := s.runAll(r.Context(), jobs, nil)
+	if err != nil {
+		if ae := s.runError(r, err); ae != nil {
+			writeError(w, ae)
+		}
+		return
+	}
+	choices := make([]map[string]any, len(results))
+	u := usage{PromptTokens: count}
+	for i, res := range results {
+		var lp any
+		if req.Logprobs {
+			lp = map[string]any{"content": entries(res.tokens), "refusal": nil}
+		}
+		choices[i] = map[string]any{"index": i, "message": map[string]any{"role": "assistant", "content": res.text, "refusal": nil},
+			"logprobs": lp, "finish_reason": res.finish}
+		if in := info(res); in != nil {
+			choices[i]["reins"] = in
+		}
+		u.CompletionTokens += len(res.tokens)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	resp := withBase(base, "chat.completion")
+	resp["choices"], resp["usage"] = choices, u
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.lim.StreamStall))
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func withBase(base map[string]any, object string) map[string]any {
+	m := map[string]any{"object": object}
+	for k, v := range base {
+		m[k] = v
+	}
+	return m
+}
+
+// chatPrompt checks the messages and writes the prompt.
+func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
+	switch {
+	case len(req.Messages) == 0:
+		return "", badRequest("messages", "empty: give at least one message")
+	case len(req.Messages) > s.lim.MaxMessages:
+		return "", badRequest("messages", fmt.Sprintf("%d messages: at most %d", len(req.Messages), s.lim.MaxMessages))
+	case len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]":
+		return "", badRequest("tools", "not supported: use response_format or grammar to constrain the reply")
+	}
+	msgs := make([]message, len(req.Messages))
+	size := 0
+	for i, m := range req.Messages {
+		role, ok := roleOf(m.Role)
+		if !ok {
+			return "", badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("%q: want system, developer, user or assistant", m.Role))
+		}
+		content, ae := chatContent(m.Content, i)
+		if ae != nil {
+			return "", ae
+		}
+		if size += len(content); size > s.lim.MaxPromptBytes {
+			return "", badRequest("messages", fmt.Sprintf("more than %d bytes of content", s.lim.MaxPromptBytes))
+		}
+		msgs[i] = message{role: role, content: content}
+	}
+	return s.cfg.Chat.render(msgs)
+}
+
+func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, jobs []*job, base map[string]any, logprobs, includeUsage bool) {
+	out := newSSE(w, s.lim.StreamStall)
+	chunk := func(index int, delta map[string]any, t *decode.Token, finish any) map[string]any {
+		c := withBase(base, "chat.completion.chunk")
+		ch := map[string]any{"index": index, "delta": delta, "finish_reason": finish, "logprobs": nil}
+		if logprobs && t != nil {
+			ch["logprobs"] = map[string]any{"content": []entry{entryOf(*t)}, "refusal": nil}
+		}
+		c["choices"] = []any{ch}
+		return c
+	}
+	u := usage{PromptTokens: jobs[0].promptToks}
+	s.streamJobs(w, r, out, jobs, &u, includeUsage, "chat.completion.chunk", base, func(j *job) *choiceStream {
+		first := true
+		cs := &choiceStream{hold: len(j.opts.Stop) > 0}
+		cs.write = func(text string, t *decode.Token) error {
+			delta := map[string]any{"content": text}
+			if first {
+				first = false
+				delta["role"] = "assistant"
+			}
+			return out.send(chunk(j.index, delta, t, nil))
+		}
+		cs.end = func(res *result) error {
+			delta := map[string]any{}
+			if first {
+				delta = map[string]any{"role": "assistant", "content": ""}
+			}
+			fin := chunk(j.index, delta, nil, res.finish)
+			if in := info(res); in != nil {
+				fin["choices"].([]any)[0].(map[string]any)["reins"] = in
+			}
+			return out.send(fin)
+		}
+		return cs
+	})
+}
+
+// choiceStream sends one choice's tokens as they come: text only in
+// whole UTF-8 characters (a token may end inside one), and, with stop
+// strings, each token once the next has come, so that the last, which
+// may straddle the stop string, is clipped to the output.
+type choiceStream struct {
+	hold    bool
+	held    *decode.Token
+	pending []byte
+	sent    int // bytes of output sent or pending
+	write   func(text string, t *decode.Token) error
+	end     func(res *result) error
+	before  func() error // runs before the first write (the echo)
+}
+
+func (c *choiceStream) token(t decode.Token) error {
+	if !c.hold {
+		return c.send(t, -1)
+	}
+	var err error
+	if c.held != nil {
+		err = c.send(*c.held, -1)
+	}
+	c.held = &t
+	return err
+}
+
+func (c *choiceStream) send(t decode.Token, clip int) error {
+	if c.before != nil {
+		if err := c.before(); err != nil {
+			return err
+		}
+		c.before = nil
+	}
+	b := t.Bytes
+	if clip >= 0 && len(b) > clip {
+		b = b[:clip]
+	}
+	c.pending = append(c.pending, b...)
+	c.sent += len(b)
+	whole, rest := utf8Split(c.pending)
+	err := c.write(string(whole), &t)
+	c.pending = append(c.pending[:0], rest...)
+	return err
+}
+
+// finish sends what is held and the end of the choice.
+func (c *choiceStream) finish(res *result) error {
+	if c.held != nil {
+		if err := c.send(*c.held, max(0, len(res.text)-c.sent)); err != nil {
+			return err
+		}
+	}
+	if c.before != nil {
+		if err := c.before(); err != nil {
+			return err
+		}
+	}
+	if len(c.pending) > 0 {
+		if err := c.write(string(c.pending), nil); err != nil {
+			return err
+		}
+	}
+	return c.end(res)
+}
+
+// streamJobs runs the jobs together, each streaming through its
+// choiceStream, then sends the usage (when asked) and [DONE]; a failure
+// ends the stream with an error event (or a JSON error before any).
+func (s *Server) streamJobs(w http.ResponseWriter, r *http.Request, out *sse, jobs []*job, u *usage, includeUsage bool, object string, base map[string]any, stream func(j *job) *choiceStream) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	for _, j := range jobs {
+		wg.Go(func() {
+			cs := stream(j)
+			res, err := s.run(ctx, j, cs.token)
+			if err == nil {
+				err = cs.finish(res)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+			if res != nil {
+				u.CompletionTokens += len(res.tokens)
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		out.fail(w, s.runError(r, firstErr))
+		return
+	}
+	if includeUsage {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+		c := withBase(base, object)
+		c["choices"], c["usage"] = []any{}, *u
+		_ = out.send(c)
+	}
+	_ = out.raw([]byte("[DONE]"))
+}
+
+func roleOf(role string) (int, bool) {
+	switch role {
+	case "system", "developer":
+		return 0, true
+	case "user":
+		return 1, true
+	case "assistant":
+		return 2, true
+	}
+	return 0, false
+}
+
+// legacy is the logprobs object of /v1/completions: OpenAI's parallel
+// arrays, and reins' entries (exact bytes, ids, the constrained
+// distribution) in content.
+type legacy struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+	Content       []entry              `json:"content"`
+}
+
+func (l *legacy) add(t decode.Token, offset int) {
+	lp := t.Logprob
+	l.Tokens = append(l.Tokens, tokenText(t))
+	l.TokenLogprobs = append(l.TokenLogprobs, &lp)
+	top := make(map[string]float64, len(t.TopLogprobs))
+	for _, a := range t.TopLogprobs {
+		if _, dup := top[a.Token]; !dup {
+			top[a.Token] = a.Logprob
+		}
+	}
+	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
+	l.Content = append(l.Content, entryOf(t))
+}
+
+// addEcho adds the prompt's tokens: those nothing conditions (the first,
+// on a model without BOS) with a null logprob, as OpenAI's echo does.
+func (s *Server) addEcho(l *legacy, sr *decode.ScoreResult) int {
+	off := 0
+	for _, text := range unscoredText(s.cfg.Backend.Vocab(), sr.Unscored) {
+		l.Tokens = append(l.Tokens, text)
+		l.TokenLogprobs = append(l.TokenLogprobs, nil)
+		l.TopLogprobs = append(l.TopLogprobs, nil)
+		l.TextOffset = append(l.TextOffset, off)
+		off += len(text)
+	}
+	for _, t := range sr.Tokens {
+		l.add(t, off)
+		off += len(t.Bytes)
+	}
+	return off
+}
+
+func newLegacy() *legacy {
+	return &legacy{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}, Content: []entry{}}
+}
+
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	if ae := s.admit(); ae != nil {
+		writeError(w, ae)
+		return
+	}
+	defer s.done()
+	var req completionRequest
+	if ae := decodeBody(r, s.lim.MaxBodyBytes, &req, s.cfg.Strict, w); ae != nil {
+		writeError(w, ae)
+		return
+	}
+	switch {
+	case req.Suffix != nil && *req.Suffix != "":
+		writeError(w, badRequest("suffix", "not supported"))
+		return
+	case req.BestOf != nil && *req.BestOf > 1:
+		writeError(w, badRequest("best_of", "not supported: use n"))
+		return
+	}
+	prompts, ae := parsePrompts(req.Prompt, s.lim)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	top, withLogprobs := 0, req.Logprobs != nil
+	if withLogprobs {
+		top = *req.Logprobs
+		if ae := s.checkTop("logprobs", top); ae != nil {
+			writeError(w, ae)
+			return
+		}
+	}
+	t, n, ae := s.commonParams(&req.common, req.MaxTokens, "max_tokens", top, nil)
+	if ae != nil {
+		writeError(w, ae)
+		return
+	}
+	if len(prompts)*n > s.lim.MaxN {
+		writeError(w, badRequest("n", fmt.Sprintf("%d prompts × n %d: at most %d choices in all", len(prompts), n, s.lim.MaxN)))
+		return
+	}
+	t.echo = req.Echo && withLogprobs
+	counts := make([]int, len(prompts))
+	for i, p := range prompts {
+		param := "prompt"
+		if len(prompts) > 1 {
+			param = fmt.Sprintf("prompt[%d]", i)
+		}
+		if counts[i], ae = s.countTokens(param, p, false); ae != nil {
+			writeError(w, ae)
+			return
+		}
+	}
+	jobs := expand(t, prompts, counts, n, false)
+	base := map[string]any{"id": s.newID("cmpl"), "created": time.Now().Unix(), "model": s.cfg.ModelName, "system_fingerprint": "reins"}
+	u := usage{}
+	for _, c := range counts {
+		u.PromptTokens += c
+	}
+	if req.Stream {
+		s.streamCompletions(w, r, jobs, base, req.Echo, withLogprobs, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, u)
+		return
+	}
+	results, err := s.runAll(r.Context(), jobs, nil)
+	if err != nil {
+		if ae := s.runError(r, err); ae != nil {
+			writeError(w, ae)
+		}
+		return
+	}
+	choices := make([]map[string]any, len(results))
+	for i, res := range results {
+		j := jobs[i]
+		text := res.text
+		var lp *legacy
+		if withLogprobs {
+			lp = newLegacy()
+		}
+		off := 0
+		if req.Echo {
+			text = j.prompt + text
+			if lp != nil && res.echoed != nil {
+				off = s.addEcho(lp, res.echoed)
+			}
+			off = len(j.prompt)
+		}
+		if lp != nil {
+			for _, tok := range res.tokens {
+				lp.add(tok, off)
+				off += len(tok.Bytes)
+			}
+		}
+		var lpAny any
+		if lp != nil {
+			lpAny = lp
+		}
+		choices[i] = map[string]any{"index": i, "text": text, "logprobs": lpAny, "finish_reason": res.finish}
+		if in := info(res); in != nil {
+			choices[i]["reins"] = in
+		}
+		u.CompletionTokens += len(res.tokens)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	resp := withBase(base, "text_completion")
+	resp["choices"], resp["usage"] = choices, u
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.lim.StreamStall))
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs []*job, base map[string]any, echo, withLogprobs, includeUsage bool, u usage) {
+	out := newSSE(w, s.lim.StreamStall)
+	chunk := func(index int, text string, lp *legacy, finish any) map[string]any {
+		c := withBase(base, "text_completion")
+		var lpAny any
+		if lp != nil {
+			lpAny = lp
+		}
+		c["choices"] = []any{map[string]any{"index": index, "text": text, "logprobs": lpAny, "finish_reason": finish}}
+		return c
+	}
+	s.streamJobs(w, r, out, jobs, &u, includeUsage, "text_completion", base, func(j *job) *choiceStream {
+		off := 0
+		cs := &choiceStream{hold: len(j.opts.Stop) > 0}
+		cs.write = func(text string, t *decode.Token) error {
+			var lp *legacy
+			if withLogprobs && t != nil {
+				lp = newLegacy()
+				lp.add(*t, off)
+				off += len(t.Bytes)
+			}
+			return out.send(chunk(j.index, text, lp, nil))
+		}
+		if echo {
+			// The prompt goes first, scored when logprobs are asked for
+			// (run scores before it generates).
+			cs.before = func() error {
+				var lp *legacy
+				if withLogprobs && j.echoed != nil {
+					lp = newLegacy()
+					s.addEcho(lp, j.echoed)
+				}
+				off = len(j.prompt)
+				return out.send(chunk(j.index, j.prompt, lp, nil))
+			}
+		}
+		cs.end = func(res *result) error {
+			fin := chunk(j.index, "", nil, res.finish)
+			if in := info(res); in != nil {
+				fin["choices"].([]any)[0].(map[string]any)["reins"] = in
+			}
+			return out.send(fin)
+		}
+		return cs
+	})
+}

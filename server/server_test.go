@@ -1,0 +1,399 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/fixture"
+)
+
+// newTest starts a server on the built-in model (the fixture's
+// in-process backend), with cfg's settings.
+func newTest(t testing.TB, cfg Config) (*Server, *httptest.Server, *fixture.Backend) {
+	t.Helper()
+	b := fixture.New().NewBackend()
+	if cfg.Backend == nil {
+		cfg.Backend = b
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ts.Close()
+		s.Close()
+	})
+	return s, ts, b
+}
+
+// post sends a JSON body and decodes the JSON answer.
+func post(t testing.TB, url, body string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("not JSON (status %d): %s", resp.StatusCode, data)
+	}
+	return resp.StatusCode, out
+}
+
+// events reads a server-sent event stream's data lines.
+func events(t testing.TB, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestCompletionMatchesLibrary(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "The cat", "max_tokens": 4, "temperature": 0, "logprobs": 2}`)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	want, err := reins.Builtin().Generate(context.Background(), "The cat", reins.Options{MaxTokens: 4, TopLogprobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := out["choices"].([]any)[0].(map[string]any)
+	if ch["text"] != want.Text || ch["finish_reason"] != want.FinishReason {
+		t.Fatalf("got %q (%v), want %q (%s)", ch["text"], ch["finish_reason"], want.Text, want.FinishReason)
+	}
+	lp := ch["logprobs"].(map[string]any)
+	lps := lp["token_logprobs"].([]any)
+	for i, tok := range want.Tokens {
+		if got := lps[i].(float64); math.Abs(got-tok.Logprob) > 1e-6 {
+			t.Errorf("token %d logprob %v, want %v", i, got, tok.Logprob)
+		}
+	}
+	if n := len(lp["content"].([]any)[0].(map[string]any)["top_logprobs"].([]any)); n != 2 {
+		t.Errorf("%d alternatives, want 2", n)
+	}
+	u := out["usage"].(map[string]any)
+	if u["completion_tokens"].(float64) != 4 || u["prompt_tokens"].(float64) != float64(want.PromptTokens) {
+		t.Errorf("usage %v, want 4 completion tokens and %d prompt tokens", u, want.PromptTokens)
+	}
+}
+
+func TestEchoScoresThePrompt(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "The cat sat on the mat.", "max_tokens": 0, "echo": true, "logprobs": 1}`)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	want, err := reins.Builtin().Score(context.Background(), "The cat sat on the mat.", reins.ScoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := out["choices"].([]any)[0].(map[string]any)
+	if ch["text"] != "The cat sat on the mat." {
+		t.Errorf("text %q, want the prompt", ch["text"])
+	}
+	lp := ch["logprobs"].(map[string]any)
+	toks, lps := lp["tokens"].([]any), lp["token_logprobs"].([]any)
+	if len(toks) != len(want.Tokens) {
+		t.Fatalf("%d tokens %v, want %d", len(toks), toks, len(want.Tokens))
+	}
+	sum := 0.0
+	for i := range toks {
+		if toks[i] != want.Tokens[i].Token {
+			t.Errorf("token %d %q, want %q", i, toks[i], want.Tokens[i].Token)
+		}
+		sum += lps[i].(float64)
+	}
+	if math.Abs(sum-want.Sum) > 1e-6 {
+		t.Errorf("sum %v, want %v", sum, want.Sum)
+	}
+	if out["usage"].(map[string]any)["completion_tokens"].(float64) != 0 {
+		t.Errorf("max_tokens 0 generated tokens: %v", out["usage"])
+	}
+}
+
+func TestChatConstrained(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	for _, tc := range []struct {
+		name, field string
+		ok          func(string) bool
+	}{
+		{"regex", `"regex": "(yes|no), because [a-z ]{3,20}\\."`, regexp.MustCompile(`^(yes|no), because [a-z ]{3,20}\.$`).MatchString},
+		{"grammar", `"grammar": "root ::= \"[\" [0-9]+ (\",\" [0-9]+)* \"]\""`, regexp.MustCompile(`^\[[0-9]+(,[0-9]+)*\]$`).MatchString},
+		{"json_object", `"response_format": {"type": "json_object"}`, func(s string) bool { return json.Valid([]byte(s)) }},
+		{"json_schema", `"response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true, "schema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3, "maximum": 9}}, "required": ["n"], "additionalProperties": false}}}`,
+			regexp.MustCompile(`^\{"n":[3-9]\}$`).MatchString},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"messages": [{"role": "user", "content": "Answer."}], "max_tokens": 60, "seed": 3, "logprobs": true, "top_logprobs": 3, ` + tc.field + `}`
+			code, out := post(t, ts.URL+"/v1/chat/completions", body)
+			if code != 200 {
+				t.Fatalf("status %d: %v", code, out)
+			}
+			ch := out["choices"].([]any)[0].(map[string]any)
+			text := ch["message"].(map[string]any)["content"].(string)
+			if !tc.ok(text) || ch["finish_reason"] != "stop" {
+				t.Fatalf("output %q (%v) breaks the constraint", text, ch["finish_reason"])
+			}
+			content := ch["logprobs"].(map[string]any)["content"].([]any)
+			var joined strings.Builder
+			for _, e := range content {
+				e := e.(map[string]any)
+				joined.WriteString(e["token"].(string))
+				c := e["constrained"].(map[string]any)
+				if c["logprob"].(float64) < e["logprob"].(float64)-1e-9 {
+					t.Errorf("token %q: constrained logprob %v below the model's %v", e["token"], c["logprob"], e["logprob"])
+				}
+			}
+			if joined.String() != text {
+				t.Errorf("tokens spell %q, content %q", joined.String(), text)
+			}
+		})
+	}
+}
+
+func TestStreamChat(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	body := `{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 12, "seed": 1, "stream": true, "n": 2, "logprobs": true, "top_logprobs": 2,
+		"stop": [" s"], "stream_options": {"include_usage": true}}`
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	evs := events(t, resp.Body)
+	if len(evs) < 3 || evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("events %v", evs)
+	}
+	text := map[int]string{}
+	finish := map[int]string{}
+	var usage map[string]any
+	for _, e := range evs[:len(evs)-1] {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(e), &c); err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := c["usage"].(map[string]any); ok {
+			usage = u
+		}
+		for _, ch := range c["choices"].([]any) {
+			ch := ch.(map[string]any)
+			i := int(ch["index"].(float64))
+			if s, ok := ch["delta"].(map[string]any)["content"].(string); ok {
+				text[i] += s
+			}
+			if f, ok := ch["finish_reason"].(string); ok {
+				finish[i] = f
+			}
+		}
+	}
+	if len(text) != 2 || usage == nil {
+		t.Fatalf("texts %v, usage %v", text, usage)
+	}
+	// The same requests, not streamed, give the same texts.
+	code, out := post(t, ts.URL+"/v1/chat/completions", strings.Replace(body, `"stream": true`, `"stream": false`, 1))
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	for i, ch := range out["choices"].([]any) {
+		ch := ch.(map[string]any)
+		if want := ch["message"].(map[string]any)["content"]; text[i] != want || finish[i] != ch["finish_reason"] {
+			t.Errorf("choice %d streamed %q (%s), not streamed %q (%s)", i, text[i], finish[i], want, ch["finish_reason"])
+		}
+		if strings.Contains(text[i], " s") {
+			t.Errorf("choice %d %q holds the stop string", i, text[i])
+		}
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	_, ts, b := newTest(t, Config{Strict: true, Limits: Limits{MaxPromptBytes: 8 << 10}})
+	long := strings.Repeat("the cat ", 2*b.ContextLen)
+	chat := func(extra string) string {
+		return `{"messages": [{"role": "user", "content": "hi"}]` + extra + `}`
+	}
+	for _, tc := range []struct {
+		path, body, param string
+		status            int
+	}{
+		{"/v1/chat/completions", `{"messages": [`, "", 400},
+		{"/v1/chat/completions", ``, "", 400},
+		{"/v1/chat/completions", chat(`, "frobnicate": 1`), "frobnicate", 400},
+		{"/v1/chat/completions", chat(`, "top_logprobs": 3`), "top_logprobs", 400},
+		{"/v1/chat/completions", chat(`, "logprobs": true, "top_logprobs": 101`), "top_logprobs", 400},
+		{"/v1/chat/completions", chat(`, "logprobs": true, "top_logprobs": -1`), "top_logprobs", 400},
+		{"/v1/chat/completions", chat(`, "temperature": 3`), "temperature", 400},
+		{"/v1/chat/completions", chat(`, "n": 0`), "n", 400},
+		{"/v1/chat/completions", chat(`, "n": 99`), "n", 400},
+		{"/v1/chat/completions", chat(`, "max_tokens": 1000000`), "max_tokens", 400},
+		{"/v1/chat/completions", chat(`, "max_tokens": "many"`), "max_tokens", 400},
+		{"/v1/chat/completions", chat(`, "regex": "(unclosed"`), "regex", 400},
+		{"/v1/chat/completions", chat(`, "grammar": "root ::= undefined-rule"`), "grammar", 400},
+		{"/v1/chat/completions", chat(`, "regex": "a", "grammar": "root ::= \"a\""`), "regex", 400},
+		{"/v1/chat/completions", chat(`, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "not": {}}}}`), "response_format.json_schema.schema", 400},
+		{"/v1/chat/completions", chat(`, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "file:///etc/passwd"}}}`), "response_format.json_schema.schema", 400},
+		{"/v1/chat/completions", chat(`, "response_format": {"type": "yaml"}`), "response_format.type", 400},
+		{"/v1/chat/completions", chat(`, "frequency_penalty": 0.5`), "frequency_penalty", 400},
+		{"/v1/chat/completions", chat(`, "tools": [{"type": "function"}]`), "tools", 400},
+		{"/v1/chat/completions", chat(`, "stop": ["a", ""]`), "stop[1]", 400},
+		{"/v1/chat/completions", `{"messages": []}`, "messages", 400},
+		{"/v1/chat/completions", `{"messages": [{"role": "wizard", "content": "hi"}]}`, "messages[0].role", 400},
+		{"/v1/chat/completions", `{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, "messages[0].content[0].type", 400},
+		{"/v1/completions", `{"prompt": "` + long[:7000] + `"}`, "prompt", 400},
+		{"/v1/completions", `{"prompt": "` + strings.Repeat("a", 9000) + `"}`, "prompt", 400},
+		{"/v1/completions", `{"prompt": [1, 2, 3]}`, "prompt", 400},
+		{"/v1/completions", `{"prompt": ""}`, "prompt", 400},
+		{"/v1/completions", `{"prompt": "a", "logprobs": 1000}`, "logprobs", 400},
+		{"/v1/completions", `{"prompt": "a", "regex": "` + strings.Repeat("a", 17<<10) + `"}`, "regex", 400},
+		{"/v1/completions", `{"prompt": "a"} {"prompt": "b"}`, "", 400},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+tc.path, strings.NewReader(tc.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var out struct {
+			Error struct {
+				Message string  `json:"message"`
+				Type    string  `json:"type"`
+				Param   *string `json:"param"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(data, &out); err != nil || resp.StatusCode != tc.status || out.Error.Message == "" {
+			t.Errorf("%s %.80s: status %d, body %s; want %d in OpenAI's error shape", tc.path, tc.body, resp.StatusCode, data, tc.status)
+			continue
+		}
+		param := ""
+		if out.Error.Param != nil {
+			param = *out.Error.Param
+		}
+		if param != tc.param {
+			t.Errorf("%s %.80s: param %q, want %q (%s)", tc.path, tc.body, param, tc.param, out.Error.Message)
+		}
+	}
+}
+
+func TestOversizedBody(t *testing.T) {
+	_, ts, _ := newTest(t, Config{Limits: Limits{MaxBodyBytes: 1 << 10}})
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "`+strings.Repeat("a", 4<<10)+`"}`)
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d: %v", code, out)
+	}
+}
+
+func TestAPIKey(t *testing.T) {
+	_, ts, _ := newTest(t, Config{APIKey: "sekret"})
+	body := `{"prompt": "The", "max_tokens": 1}`
+	if code, out := post(t, ts.URL+"/v1/completions", body); code != 401 {
+		t.Errorf("no key: %d %v", code, out)
+	}
+	if code, out := post(t, ts.URL+"/v1/completions", body, "Authorization", "Bearer wrong"); code != 401 {
+		t.Errorf("wrong key: %d %v", code, out)
+	}
+	if code, out := post(t, ts.URL+"/v1/completions", body, "Authorization", "Bearer sekret"); code != 200 {
+		t.Errorf("right key: %d %v", code, out)
+	}
+	resp, err := http.Get(ts.URL + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("health without key: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestQueueFull holds the only slot, fills the queue, and expects 429
+// with Retry-After for the next request.
+func TestQueueFull(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 16)
+	b := fixture.New().NewBackend()
+	b.BeforeEval = func([]decode.EvalRequest) error {
+		entered <- struct{}{}
+		<-release
+		return nil
+	}
+	s, ts, _ := newTest(t, Config{Backend: b, Parallel: 1, QueueSize: 1})
+	body := `{"prompt": "The", "max_tokens": 1, "temperature": 0}`
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	<-entered // one decodes, the other is admitted and waits
+	for deadline := time.Now().Add(5 * time.Second); s.Stats().InFlight < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second request never came in: %+v", s.Stats())
+		}
+	}
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("with the queue full: status %d, Retry-After %q; want 429 and a Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	for range 2 {
+		if c := <-codes; c != 200 {
+			t.Errorf("queued request: status %d", c)
+		}
+	}
+}
+
+func TestModelsHealthMetrics(t *testing.T) {
+	_, ts, _ := newTest(t, Config{ModelName: "builtin"})
+	post(t, ts.URL+"/v1/completions", `{"prompt": "The", "max_tokens": 3, "regex": "[a-z]+"}`)
+	for path, want := range map[string]string{
+		"/v1/models": `"id":"builtin"`,
+		"/health":    `"status":"ok"`,
+		"/metrics":   "reins_mask_seconds_count",
+	} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(data, []byte(want)) {
+			t.Errorf("%s: %d %s; want %s", path, resp.StatusCode, data, want)
+		}
+	}
+}
