@@ -97,7 +97,6 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	sizes := make([]int, len(g.Rules))
 	calls := make([]map[int]int, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
-	c.refLevels = make([][]refLevel, len(g.Rules))
 	for i := range g.Rules {
 		calls[i] = map[int]int{}
 		size, err := c.scan(i, calls[i])
@@ -250,14 +249,21 @@ func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, 
 		r := &c.g.Rules[i]
 		return 0, c.errorf(r.Pos, ErrTooLarge, "grammar too large: its tree, a shared subtree counted at each use, has more than %d nodes (at rule %s)", maxVisits, r.Name)
 	}
-	if err := c.check(i, n); err != nil {
-		return 0, err
-	}
-	c.heights[i] = max(c.heights[i], depth)
-	if n.Op == OpRef {
-		t := c.index[n.Name]
+	switch n.Op {
+	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt:
+	case OpRef:
+		t, ok := c.index[n.Name]
+		if !ok {
+			return 0, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
+		}
 		calls[t]++
-		c.refLevels[i] = append(c.refLevels[i], refLevel{t, depth})
+	default:
+		if err := c.check(i, n); err != nil {
+			return 0, err
+		}
+	}
+	if len(n.Subs) == 0 {
+		c.heights[i] = max(c.heights[i], depth)
 	}
 	subs := 0
 	for _, s := range n.Subs {
@@ -274,13 +280,19 @@ func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, 
 	return size, nil
 }
 
+// levels appends to refLevels[i] the references of n, at depth.
+func (c *compiler) levels(i int, n *Node, depth int) {
+	if n.Op == OpRef {
+		c.refLevels[i] = append(c.refLevels[i], refLevel{c.index[n.Name], depth})
+	}
+	for _, s := range n.Subs {
+		c.levels(i, s, depth+1)
+	}
+}
+
 // check checks node n of rule i on its own.
 func (c *compiler) check(i int, n *Node) error {
 	switch n.Op {
-	case OpRef:
-		if _, ok := c.index[n.Name]; !ok {
-			return c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
-		}
 	case OpClass:
 		if len(n.Ranges) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty character class matches nothing")
@@ -299,7 +311,7 @@ func (c *compiler) check(i int, n *Node) error {
 		if len(n.Tokens) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty token set")
 		}
-	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt:
+	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt, OpRef: // checked in scanNode, if at all
 	default:
 		return c.nodeErrorf(i, n, nil, "unknown node kind %s", n.Op)
 	}
@@ -353,9 +365,21 @@ func (c *compiler) describe(n *Node) string {
 // reference nests its tree there, and a chain of inlined rules nests
 // them all. Where that would exceed MaxDepth, the rule is called
 // instead of inlined (the language is the same). It works on the rules
-// callees first, without recursion.
+// callees first, without recursion. A chain holds a rule at most once,
+// so when the rules' heights sum to MaxDepth or less, there is nothing
+// to do.
 func (c *compiler) boundInlining() {
-	n := len(c.g.Rules)
+	n, sum := len(c.g.Rules), 0
+	for _, h := range c.heights {
+		sum += h
+	}
+	if sum <= MaxDepth {
+		return
+	}
+	c.refLevels = make([][]refLevel, n)
+	for i, r := range c.g.Rules {
+		c.levels(i, r.Body, 1)
+	}
 	depth := make([]int, n) // with inlined rules in place; 0 until known
 	type frame struct{ rule, next int }
 	var stack []frame
@@ -393,11 +417,25 @@ func (c *compiler) boundInlining() {
 	}
 }
 
-// productivity finds the rules that derive at least one string. A rule
-// is judged again only when a rule it calls becomes productive.
+// productivity finds the rules that derive at least one string. A few
+// passes over the rules settle most grammars (last rule first: front ends
+// write callers before callees); a long chain of rules, which would take
+// a pass per rule, goes on with a worklist, in which a rule is judged
+// again only when a rule it calls becomes productive.
 func (c *compiler) productivity(calls []map[int]int) {
 	n := len(c.g.Rules)
 	c.productive = make([]bool, n)
+	for range 3 {
+		changed := false
+		for i := n - 1; i >= 0; i-- {
+			if !c.productive[i] && c.nodeProductive(c.g.Rules[i].Body) {
+				c.productive[i], changed = true, true
+			}
+		}
+		if !changed {
+			return
+		}
+	}
 	callers := make([][]int, n)
 	for a := range n {
 		for b := range calls[a] {
@@ -405,14 +443,16 @@ func (c *compiler) productivity(calls []map[int]int) {
 		}
 	}
 	var queue []int
+	for i := range n {
+		if c.productive[i] {
+			queue = append(queue, i)
+		}
+	}
 	judge := func(i int) {
 		if c.nodeProductive(c.g.Rules[i].Body) {
 			c.productive[i] = true
 			queue = append(queue, i)
 		}
-	}
-	for i := range n {
-		judge(i)
 	}
 	for len(queue) > 0 {
 		x := queue[len(queue)-1]

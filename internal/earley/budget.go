@@ -88,7 +88,7 @@ func (ps *Parser) Work() int64 { return ps.total }
 //
 //go:noinline
 func (ps *Parser) overBudget() {
-	ps.err = &BudgetError{Step: int(ps.buildAt), Work: int64(ps.work), Budget: int64(ps.budget)}
+	ps.err = &BudgetError{Step: int(ps.buildAt), Work: int64(ps.budget) - int64(ps.left), Budget: int64(ps.budget)}
 }
 
 // overLimit fails the set just built (from start), which took the work
@@ -96,6 +96,6 @@ func (ps *Parser) overBudget() {
 //
 //go:noinline
 func (ps *Parser) overLimit(start uint32) {
-	ps.total -= int64(ps.work) + int64(uint32(len(ps.items))-start)
+	ps.total -= int64(ps.budget-ps.left) + int64(uint32(len(ps.items))-start)
 	ps.err = &BudgetError{Step: int(ps.buildAt), Work: ps.total, Budget: ps.limit, Whole: true}
 }

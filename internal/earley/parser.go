@@ -65,11 +65,11 @@ type Parser struct {
 	ctxCommitted []uint32
 	ctxBuf       []uint32
 	ctxPairs     []uint64
-	// The work budget: work counts the call items the completions of the
-	// set being built have scanned; a set whose work would pass budget
-	// is abandoned, and err says so (see Err). total sums the work of
-	// every set built since Reset.
-	work   int
+	// The work budget: left is what remains of budget for the set being
+	// built, less the call items its completions have scanned; a set
+	// that goes below 0 is abandoned, and err says so (see Err). total
+	// sums the work of every set built since Reset.
+	left   int
 	budget int
 	total  int64
 	limit  int64 // on total (SetWorkLimit)
@@ -297,7 +297,7 @@ func (ps *Parser) finish(start uint32) bool {
 	if uint32(len(ps.items)) != start {
 		ps.close(start)
 		if ps.err == nil {
-			ps.total += int64(ps.work) + int64(uint32(len(ps.items))-start)
+			ps.total += int64(ps.budget-ps.left) + int64(uint32(len(ps.items))-start)
 			if ps.total <= ps.limit {
 				return true
 			}
@@ -316,7 +316,7 @@ func (ps *Parser) finish(start uint32) bool {
 func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
 	ps.seen.Reset()
-	ps.work = 0
+	ps.left = ps.budget
 }
 
 // add adds item (pc, origin) to the set being built, following splits.
@@ -364,7 +364,7 @@ func (ps *Parser) close(from uint32) {
 				continue // an empty completion: callers stepped over it when they predicted
 			}
 			calls := ps.callsOf(int(it.origin))
-			if ps.work += len(calls); ps.work > ps.budget {
+			if ps.left -= len(calls); ps.left < 0 {
 				ps.overBudget()
 				return
 			}
