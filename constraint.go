@@ -36,6 +36,7 @@ type Constraint struct {
 	g        *grammar.Grammar
 	prog     *grammar.Prog
 	json     *jsonschema.Validator // JSON constraints: outputs are parsed and validated
+	schema   []byte                // a JSON Schema's source, for a server that keeps to it too
 	relaxed  []string              // keywords the JSON grammar does not enforce
 	options  []string              // a Choice's options
 	warnings []string
@@ -199,7 +200,7 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.json, c.relaxed = v, o.Relax
+	c.json, c.relaxed, c.schema = v, o.Relax, bytes.Clone(schema)
 	return c, nil
 }
 

@@ -2,8 +2,10 @@ package reins
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/earley"
@@ -11,11 +13,56 @@ import (
 
 // textMatcher judges a server's output on bytes with the constraint's
 // parser: a server returns text, and there is no vocabulary to mask with.
-// It implements decode.TextConstraint.
-type textMatcher struct{ p *earley.Parser }
+// It implements decode.TextConstraint (and decode.SchemaConstraint, for
+// a JSON Schema's constraint).
+type textMatcher struct {
+	p      *earley.Parser
+	schema json.RawMessage
+}
 
 func (c *Constraint) textMatcher() decode.TextConstraint {
-	return &textMatcher{earley.NewParser(c.prog)}
+	return &textMatcher{p: earley.NewParser(c.prog), schema: serverSchema(c.schema)}
+}
+
+// TextMatcher returns a fresh matcher of the constraint on bytes, as
+// generation on a server (a decode.TextBackend) uses: for a loop of
+// one's own over a server's answers. It is not safe for concurrent use.
+func (c *Constraint) TextMatcher() decode.TextConstraint { return c.textMatcher() }
+
+// serverSchema returns a JSON Schema fit to send to a server: one that
+// refers to no other document (a server could not load it), else nil.
+func serverSchema(schema []byte) json.RawMessage {
+	if len(schema) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(schema, &v); err != nil || !selfContained(v) {
+		return nil
+	}
+	return json.RawMessage(schema)
+}
+
+// selfContained reports whether a decoded schema's $refs all point
+// inside it.
+func selfContained(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && k == "$ref" && !strings.HasPrefix(s, "#") {
+				return false
+			}
+			if !selfContained(x) {
+				return false
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if !selfContained(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (t *textMatcher) Accept(text []byte) bool {
@@ -29,16 +76,19 @@ func (t *textMatcher) Accept(text []byte) bool {
 	return true
 }
 
-// Mark returns the current step; what comes before can no longer be
-// undone, so the parser commits it.
-func (t *textMatcher) Mark() int {
-	t.p.Commit()
-	return t.p.Len()
-}
+func (t *textMatcher) Mark() int                   { return t.p.Len() }
+func (t *textMatcher) Undo(mark int)               { t.p.Truncate(mark) }
+func (t *textMatcher) CanEnd() bool                { return t.p.CanEnd() }
+func (t *textMatcher) Expected() string            { return t.p.Expected() }
+func (t *textMatcher) JSONSchema() json.RawMessage { return t.schema }
 
-func (t *textMatcher) Undo(mark int)    { t.p.Truncate(mark) }
-func (t *textMatcher) CanEnd() bool     { return t.p.CanEnd() }
-func (t *textMatcher) Expected() string { return t.p.Expected() }
+// Commit lets the parser compact the steps before mark, which Undo will
+// no longer return to.
+func (t *textMatcher) Commit(mark int) {
+	if mark > t.p.Base() && mark <= t.p.Len() {
+		t.p.CommitTo(mark)
+	}
+}
 
 // Forced returns the bytes that are the only way on.
 func (t *textMatcher) Forced() []byte { return t.p.Forced() }
@@ -64,7 +114,7 @@ func (m *Model) scoreOptionsTopK(ctx context.Context, prompt string, options []s
 			resp, ok := asked[seen]
 			if !ok {
 				var err error
-				resp, err = m.text.Continue(ctx, decode.TextRequest{Prompt: prompt + seen, MaxTokens: 1, TopLogprobs: caps.TopLogprobs})
+				resp, err = m.text.Continue(ctx, decode.TextRequest{Prompt: prompt, Output: seen, MaxTokens: 1, TopLogprobs: caps.TopLogprobs})
 				if err != nil {
 					return nil, err
 				}

@@ -40,6 +40,12 @@ type Capabilities struct {
 	// conversation; Raw: it continues raw text as given.
 	Chat bool `json:"chat"`
 	Raw  bool `json:"raw"`
+	// JSONSchema: a TextBackend keeps an output to a JSON Schema itself
+	// when asked (TextRequest.JSONSchema).
+	JSONSchema bool `json:"json_schema,omitempty"`
+	// Stream: a TextBackend passes tokens to TextRequest.Watch as they
+	// come, and a request that Watch stops costs only the tokens before.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // LogitsBackend evaluates a model and returns next-token logits: tokens

@@ -1,0 +1,247 @@
+//go:build cgo
+
+// The tests against a real Ollama server, built from the module reins
+// depends on (see internal/ollamatest). They build with cgo only, so
+// that CI's cgo-less pass (which also builds llama.cpp's Go module
+// without it) does not run them twice.
+
+package ollama_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/backends/ollama"
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/shared"
+)
+
+// serverOptions keep the server's runner to one thread: on a loaded
+// two-core machine llama.cpp's thread barrier makes two threads a
+// hundred times slower than one.
+var serverOptions = map[string]any{"num_thread": 1}
+
+// seeds is how many seeds each constraint runs; REINS_SWEEP=1 widens it.
+func seeds() uint64 {
+	if os.Getenv("REINS_SWEEP") != "" {
+		return 24
+	}
+	return 4
+}
+
+// recorder keeps every token and alternative a server returned, to
+// check that kept tokens report the server's own numbers.
+type recorder struct {
+	decode.TextBackend
+	mu   sync.Mutex
+	seen map[string][]float64
+	n    int
+}
+
+func (r *recorder) Continue(ctx context.Context, req decode.TextRequest) (*decode.TextResponse, error) {
+	resp, err := r.TextBackend.Continue(ctx, req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	if resp != nil {
+		if r.seen == nil {
+			r.seen = map[string][]float64{}
+		}
+		for _, t := range resp.Tokens {
+			r.seen[string(t.Bytes)] = append(r.seen[string(t.Bytes)], t.Logprob)
+			for _, a := range t.TopLogprobs {
+				r.seen[string(a.Bytes)] = append(r.seen[string(a.Bytes)], a.Logprob)
+			}
+		}
+	}
+	return resp, err
+}
+
+// returned reports whether the server returned token text with this
+// log-probability.
+func (r *recorder) returned(text string, lp float64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.seen[text] {
+		if x == lp {
+			return true
+		}
+	}
+	return false
+}
+
+func storiesBackend(t *testing.T, opts ollama.Options) *ollama.Backend {
+	srv := stories(t)
+	opts.Model, opts.URLs, opts.ServerOptions = storiesModel, []string{srv.URL}, serverOptions
+	b, err := ollama.New(opts)
+	require.NoError(t, err)
+	return b
+}
+
+// realCases are constraints of every front end with prompts that
+// stories260K can follow, through its top 20 tokens, what the
+// constraints force, and (for JSON) the server's own format.
+type realCase struct {
+	name, prompt string
+	c            *reins.Constraint
+}
+
+func realCases(t *testing.T) []realCase {
+	re, err := reins.Regex(`, there (was|lived) a (little|big|happy) [a-z]+( [a-z]+){0,6}\.`)
+	require.NoError(t, err)
+	g, err := reins.Grammar(`root ::= " " name " " verb " " rest "."
+name ::= "Lily" | "Tom" | "Ben" | "Sue"
+verb ::= "was" | "had" | "saw" | "wanted"
+rest ::= [a-z]+ (" " [a-z]+){0,8}`)
+	require.NoError(t, err)
+	// Ollama's format lays JSON out with spaces and newlines (llama.cpp's
+	// schema grammar allows up to 22 between tokens): a constraint that
+	// allows them takes the server's answer whole.
+	sc, err := reins.JSONSchema([]byte(`{"type": "object", "properties": {"name": {"type": "string", "maxLength": 10}, "age": {"type": "integer", "minimum": 1, "maximum": 12}}, "required": ["name", "age"], "additionalProperties": false}`), &reins.JSONOptions{Whitespace: 24})
+	require.NoError(t, err)
+	return []realCase{
+		{"regex", "Once upon a time", re},
+		{"gbnf", "Once upon a time, there was a little girl named Lily. She loved to play outside. One day,", g},
+		{"schema", "Lily was five years old. ", sc},
+	}
+}
+
+// TestRealConstrained: under a GBNF grammar, a regex and a JSON Schema,
+// the real server's outputs are in the language for every seed, every
+// kept token reports the log-probability the server returned, and
+// requests are far fewer than tokens.
+func TestRealConstrained(t *testing.T) {
+	rec := &recorder{TextBackend: storiesBackend(t, ollama.Options{})}
+	m := reins.New(rec)
+	for _, tc := range realCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			var requests, tokens int
+			for seed := range seeds() {
+				out, err := m.Generate(context.Background(), tc.prompt, reins.Options{Constraint: tc.c, MaxTokens: 80, Temperature: 0.8, Seed: seed})
+				require.NoError(t, err, "seed %d", seed)
+				require.NoError(t, tc.c.Match([]byte(out.Text)), "seed %d: %q", seed, out.Text)
+				for _, tok := range out.Tokens {
+					if tok.Unscored {
+						continue
+					}
+					assert.True(t, rec.returned(tok.Token, tok.Logprob), "seed %d: token %q with logprob %v was not among the server's", seed, tok.Token, tok.Logprob)
+					require.NotNil(t, tok.Constrained)
+					assert.True(t, tok.Constrained.TopK)
+				}
+				u := out.Usage
+				assert.Equal(t, len(out.Tokens), u.Kept+u.Forced+u.Cut)
+				requests += u.Requests
+				tokens += len(out.Tokens)
+				t.Logf("seed %d: %q: %d requests, %d tokens (%+v)", seed, out.Text, u.Requests, len(out.Tokens), *u)
+			}
+			assert.Less(t, 2*requests, tokens, "requests are far fewer than tokens")
+		})
+	}
+}
+
+// TestRealGreedyMatchesLocal: greedy constrained output over the server
+// equals llama.cpp's in process on the same GGUF where the model agrees
+// with the grammar (its top token, when allowed, is kept; when not, the
+// likeliest allowed one is among its top 20).
+func TestRealGreedyMatchesLocal(t *testing.T) {
+	remote := reins.New(storiesBackend(t, ollama.Options{}))
+	lm, err := llama.Load(shared.Path(t, "models/stories260K.gguf"), llama.Options{Threads: 1, Sequences: 1})
+	require.NoError(t, err)
+	local := reins.New(lm)
+	defer local.Close()
+	for _, c := range []struct{ prompt, re string }{
+		{"Once upon a time", `, there was a [a-z]+ [a-z]+ named [A-Z][a-z]+\.`},
+		{"Once upon a time", `[a-zA-Z ,.]{1,80}`},
+		{"Lily and Tom went to the park. They", `( [a-z]+){3,12}\.`},
+	} {
+		re, err := reins.Regex(c.re)
+		require.NoError(t, err)
+		want, err := local.Generate(context.Background(), c.prompt, reins.Options{Constraint: re, MaxTokens: 40})
+		require.NoError(t, err)
+		got, err := remote.Generate(context.Background(), c.prompt, reins.Options{Constraint: re, MaxTokens: 40})
+		require.NoError(t, err)
+		assert.Equal(t, want.Text, got.Text, c.re)
+		t.Logf("%q: %d requests for %d tokens", got.Text, got.Usage.Requests, len(got.Tokens))
+	}
+}
+
+// TestRealBigramLogprobs: the fixture model served by Ollama gives the
+// bigram table's log-probabilities, which reins reports unchanged: free
+// greedy text and every logprob equal the built-in model's in Go.
+func TestRealBigramLogprobs(t *testing.T) {
+	srv := server(t)
+	b, err := ollama.New(ollama.Options{Model: bigramModel, URLs: []string{srv.URL}, ServerOptions: serverOptions})
+	require.NoError(t, err)
+	remote := reins.New(b)
+	local := reins.Builtin()
+	for _, prompt := range []string{"The cat", "Once upon a time there"} {
+		opts := reins.Options{MaxTokens: 12, TopLogprobs: 5}
+		want, err := local.Generate(context.Background(), prompt, opts)
+		require.NoError(t, err)
+		got, err := remote.Generate(context.Background(), prompt, opts)
+		require.NoError(t, err)
+		require.Equal(t, want.Text, got.Text)
+		assert.Equal(t, 1, got.Usage.Requests)
+		for i, tok := range got.Tokens {
+			assert.InDelta(t, want.Tokens[i].Logprob, tok.Logprob, 1e-4, "token %d %q", i, tok.Token)
+			// Alternatives that hold part of a character are left out
+			// (Ollama's JSON cannot carry their bytes); the rest agree.
+			assert.LessOrEqual(t, len(tok.TopLogprobs), 5)
+			for _, a := range tok.TopLogprobs {
+				found := false
+				for _, w := range want.Tokens[i].TopLogprobs {
+					if w.Token == a.Token {
+						found = true
+						assert.InDelta(t, w.Logprob, a.Logprob, 1e-4, "alternative %q", a.Token)
+					}
+				}
+				assert.True(t, found, "alternative %q", a.Token)
+			}
+		}
+	}
+}
+
+// TestRealChoose: options followed through the server's alternatives
+// come out as the local model's exact scores where they stay among them.
+func TestRealChoose(t *testing.T) {
+	remote := reins.New(storiesBackend(t, ollama.Options{}))
+	lm, err := llama.Load(shared.Path(t, "models/stories260K.gguf"), llama.Options{Threads: 1, Sequences: 1})
+	require.NoError(t, err)
+	local := reins.New(lm)
+	defer local.Close()
+	opts := []string{" happy", " sad", " tired"}
+	want, err := local.Choose(context.Background(), "Lily was very", opts, reins.ChooseOptions{})
+	require.NoError(t, err)
+	got, err := remote.Choose(context.Background(), "Lily was very", opts, reins.ChooseOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, want.Choice, got.Choice)
+	for i, o := range got.Options {
+		assert.True(t, o.TopK)
+		if !o.Bound {
+			assert.InDelta(t, want.Options[i].Logprob, o.Logprob, 1e-3, "%q", o.Text)
+		}
+	}
+	_, err = remote.Score(context.Background(), "The cat", reins.ScoreOptions{})
+	assert.ErrorIs(t, err, decode.ErrCannotScore)
+}
+
+// TestRealChat: /api/chat continues the output as an assistant message.
+func TestRealChat(t *testing.T) {
+	m := reins.New(storiesBackend(t, ollama.Options{Chat: true}))
+	re, err := reins.Regex(` ?[A-Z][a-z]*( [a-z]+){2,10}[.!]`)
+	require.NoError(t, err)
+	out, err := m.Generate(context.Background(), "Tell me a story.", reins.Options{Constraint: re, MaxTokens: 60, Temperature: 0.5, Seed: 3})
+	require.NoError(t, err)
+	require.NoError(t, re.Match([]byte(out.Text)))
+	assert.False(t, strings.Contains(out.Text, "\n"))
+	assert.False(t, math.IsNaN(out.Logprob()))
+}
