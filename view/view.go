@@ -1,0 +1,284 @@
+// Package view writes a self-contained HTML page that shows a text token
+// by token: each token shaded by its probability; hovering a token shows
+// its top alternatives, and under a constraint its probability under the
+// constrained distribution beside the model's; tokens the constraint
+// forced are marked; captures (a program's holes, an extraction's
+// fields) are outlined with their name and confidence.
+//
+// The page needs nothing but a browser: its style, script and data are
+// inline, and it loads nothing. Write builds it from a Page; FromCompletion
+// and FromScore make a Page of what Generate and Score return, and a
+// program or an extraction builds one from its segments and captures.
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reins-go/reins"
+)
+
+// Page is what the viewer shows: segments of text in order, some plain
+// (a prompt, a template's text) and some tokens with their
+// probabilities, and captures over them.
+type Page struct {
+	Title    string    `json:"title,omitempty"`
+	Segments []Segment `json:"segments"`
+	// Captures are named spans of the page's text (the concatenation of
+	// the segments' texts), outlined with their confidence. They may not
+	// overlap; a capture is drawn around the tokens it touches.
+	Captures []Capture `json:"captures,omitempty"`
+}
+
+// Segment is plain text (Text) or generated or scored tokens (Tokens),
+// not both.
+type Segment struct {
+	Text   string        `json:"text,omitempty"`
+	Tokens []reins.Token `json:"tokens,omitempty"`
+}
+
+// Capture is a named span of the page's text with its confidence: a
+// program's capture, an extracted field.
+type Capture struct {
+	Name string `json:"name"`
+	// Start and End are byte offsets in the page's text: the
+	// concatenation of every segment's Text and tokens' bytes.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Prob is the confidence shown, from 0 to 1; Logprob the
+	// log-probability behind it (0 when unknown).
+	Prob    float64 `json:"prob"`
+	Logprob float64 `json:"logprob,omitempty"`
+	// Value is the captured value as the caller reports it, when it
+	// differs from the text (a parsed JSON value, say).
+	Value string `json:"value,omitempty"`
+}
+
+// FromCompletion is the page of a generation: the prompt, then the
+// output's tokens.
+func FromCompletion(title, prompt string, c *reins.Completion) *Page {
+	p := &Page{Title: title}
+	if prompt != "" {
+		p.Segments = append(p.Segments, Segment{Text: prompt})
+	}
+	if c != nil {
+		if c.Healed != "" && len(p.Segments) > 0 {
+			// The output's tokens spell the healed bytes again.
+			p.Segments[0].Text = strings.TrimSuffix(prompt, c.Healed)
+		}
+		p.Segments = append(p.Segments, Segment{Tokens: c.Tokens})
+	}
+	return p
+}
+
+// FromScore is the page of a scored text after its context.
+func FromScore(title, context string, r *reins.ScoreResult) *Page {
+	p := &Page{Title: title}
+	if context != "" {
+		p.Segments = append(p.Segments, Segment{Text: context})
+	}
+	if r != nil {
+		p.Segments = append(p.Segments, Segment{Tokens: r.Tokens})
+	}
+	return p
+}
+
+// WriteFile writes the page to path.
+func WriteFile(path string, p *Page) error {
+	var buf bytes.Buffer
+	if err := Write(&buf, p); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// piece is one drawn element: plain text, or a token (T indexes the
+// data's tokens).
+type piece struct {
+	Plain  string
+	Tok    int // index in data.Tokens, or -1
+	Text   string
+	Shade  template.CSS
+	Forced bool
+	Class  string
+}
+
+// group is a run of pieces, inside a capture or not.
+type group struct {
+	Cap    int // index in Captures, or -1
+	Label  string
+	Pieces []piece
+}
+
+// tokenData is what the page's script knows of a token.
+type tokenData struct {
+	Text        string    `json:"t"`
+	P           float64   `json:"p"`
+	Logprob     float64   `json:"lp"`
+	CP          *float64  `json:"cp,omitempty"` // constrained probability
+	Forced      bool      `json:"f,omitempty"`
+	Unscored    bool      `json:"u,omitempty"`
+	Alts        []altData `json:"a,omitempty"`
+	ConAlts     []altData `json:"ca,omitempty"`
+	CaptureName string    `json:"c,omitempty"`
+}
+
+type altData struct {
+	Text string  `json:"t"`
+	P    float64 `json:"p"`
+	ID   int     `json:"id"`
+}
+
+// Write writes the page as one HTML document.
+func Write(w io.Writer, p *Page) error {
+	if p == nil {
+		return errors.New("view: nil page")
+	}
+	text := 0 // byte offset of the next piece
+	var groups []group
+	var toks []tokenData
+	capAt := func(start, end int) int {
+		for i, c := range p.Captures {
+			if start < c.End && c.Start < end || start == end && c.Start <= start && start < c.End {
+				return i
+			}
+		}
+		return -1
+	}
+	add := func(pc piece, start, end int) {
+		ci := capAt(start, end)
+		if len(groups) == 0 || groups[len(groups)-1].Cap != ci {
+			g := group{Cap: ci}
+			if ci >= 0 {
+				c := p.Captures[ci]
+				g.Label = fmt.Sprintf("%s %s", c.Name, percent(c.Prob))
+			}
+			groups = append(groups, g)
+		}
+		groups[len(groups)-1].Pieces = append(groups[len(groups)-1].Pieces, pc)
+	}
+	for _, c := range p.Captures {
+		if c.Start < 0 || c.End < c.Start {
+			return fmt.Errorf("view: capture %q spans bytes %d to %d", c.Name, c.Start, c.End)
+		}
+	}
+	for si, s := range p.Segments {
+		if s.Text != "" && len(s.Tokens) > 0 {
+			return fmt.Errorf("view: segment %d has both text and tokens", si)
+		}
+		if s.Text != "" {
+			// Plain text is split where captures begin and end.
+			rest := s.Text
+			for rest != "" {
+				n := len(rest)
+				for _, c := range p.Captures {
+					for _, edge := range []int{c.Start, c.End} {
+						if k := edge - text; k > 0 && k < n {
+							n = k
+						}
+					}
+				}
+				add(piece{Plain: rest[:n], Tok: -1}, text, text+n)
+				text += n
+				rest = rest[n:]
+			}
+			continue
+		}
+		for _, t := range s.Tokens {
+			td := tokenData{Text: display(t.Bytes), P: math.Exp(t.Logprob), Logprob: t.Logprob, Forced: t.Forced, Unscored: t.Unscored}
+			if len(t.Bytes) == 0 && t.Token != "" {
+				td.Text = display([]byte(t.Token))
+			}
+			if t.Constrained != nil {
+				cp := math.Exp(t.Constrained.Logprob)
+				td.CP = &cp
+				for _, a := range t.Constrained.TopLogprobs {
+					td.ConAlts = append(td.ConAlts, altData{Text: display(a.Bytes), P: math.Exp(a.Logprob), ID: a.ID})
+				}
+			}
+			for _, a := range t.TopLogprobs {
+				td.Alts = append(td.Alts, altData{Text: display(a.Bytes), P: math.Exp(a.Logprob), ID: a.ID})
+			}
+			n := max(len(t.Bytes), len(t.Token))
+			if len(t.Bytes) > 0 {
+				n = len(t.Bytes)
+			}
+			if ci := capAt(text, text+n); ci >= 0 {
+				td.CaptureName = p.Captures[ci].Name
+			}
+			pc := piece{Tok: len(toks), Text: td.Text, Shade: shade(td.P), Forced: t.Forced}
+			switch {
+			case t.Forced:
+				pc.Class = "tok forced"
+			case t.Unscored:
+				pc.Class = "tok unscored"
+				pc.Shade = ""
+			default:
+				pc.Class = "tok"
+			}
+			toks = append(toks, td)
+			add(pc, text, text+n)
+			text += n
+		}
+	}
+	data, err := json.Marshal(map[string]any{"tokens": toks, "captures": p.Captures})
+	if err != nil {
+		return err
+	}
+	title := p.Title
+	if title == "" {
+		title = "reins: token probabilities"
+	}
+	page, err := template.New("page").Parse(pageHTML)
+	if err != nil {
+		return err
+	}
+	return page.Execute(w, map[string]any{"Title": title, "Groups": groups, "Data": template.JS(data), "Count": len(toks)})
+}
+
+// display shows a token's bytes as text, with the bytes of a character
+// split across tokens, and control characters but newline and tab, as
+// ‹xx›.
+func display(b []byte) string {
+	var s strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+			fmt.Fprintf(&s, "‹%02x›", b[0])
+			b = b[1:]
+			continue
+		}
+		s.WriteRune(r)
+		b = b[n:]
+	}
+	return s.String()
+}
+
+// shade is a token's background: red for improbable, through yellow, to
+// green for certain, on the probability's square root so that the low
+// end is told apart.
+func shade(p float64) template.CSS {
+	if math.IsNaN(p) {
+		p = 0
+	}
+	p = math.Max(0, math.Min(1, p))
+	return template.CSS(fmt.Sprintf("background-color: hsl(%.0f, 85%%, 80%%)", 120*math.Sqrt(p)))
+}
+
+func percent(p float64) string {
+	switch {
+	case p >= 0.995:
+		return fmt.Sprintf("%.1f%%", 100*p)
+	case p >= 0.01:
+		return fmt.Sprintf("%.0f%%", 100*p)
+	}
+	return fmt.Sprintf("%.2g%%", 100*p)
+}
