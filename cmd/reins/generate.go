@@ -53,6 +53,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	topLogprobs := fs.Int("top-logprobs", 0, "alternatives to report per token")
 	n := fs.Int("n", 1, "number of continuations, sharing the prompt")
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
+	html := htmlFlag(fs)
 	var stops listFlag
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
 	var cf constraintFlags
@@ -103,6 +104,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, tok.Token)
 		}
 		fmt.Fprintln(stdout)
+		if err := writeHTML(*html, completionsPage(prompt, prompt, s.Completion()), stderr); err != nil {
+			return err
+		}
 		return flagError(s.Err())
 	}
 	// Under a constraint nothing is printed until the output is known to
@@ -110,6 +114,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	cs, err := m.GenerateN(ctx, prompt, *n, opts)
 	if err != nil {
 		return unfinished(flagError(err))
+	}
+	if err := writeHTML(*html, completionsPage(prompt, prompt, cs...), stderr); err != nil {
+		return err
 	}
 	if !*asJSON {
 		if *n == 1 {

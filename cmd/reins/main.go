@@ -56,6 +56,10 @@ Usage:
                                   run a program: gen and select holes, each capture's probability
   reins extract --schema S.json [--instructions F] [--out F.jsonl] INPUT...
                                   JSON valid against S from each document, with a confidence per field
+  reins serve [--model M] [--addr 127.0.0.1:8080] [--parallel N] [--api-key K]
+                                  serve the model over HTTP with OpenAI's API (logprobs, constraints)
+  reins view [--out F.html] INPUT.json
+                                  an HTML page of tokens shaded by probability (also --html F on generate, score)
   reins mask (--grammar F | --regex RE | --schema F) --vocab FILE.gguf TEXT
                                   token by token: how many tokens the mask allows
   reins bench-grammar [--grammar F] [--vocab F] PATHS...
@@ -106,6 +110,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = cmdRun(args[1:], stdout, stderr)
 	case "extract":
 		err = cmdExtract(args[1:], stdout, stderr)
+	case "serve":
+		err = cmdServe(args[1:], stdout, stderr)
+	case "view":
+		err = cmdView(args[1:], stdin, stdout, stderr)
 	case "bench-grammar":
 		err = cmdBenchGrammar(args[1:], stdout, stderr)
 	case "maskbench":
@@ -114,7 +122,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		err = usagef("unknown command %q (want generate, choose, score, check, run, extract, mask, bench-grammar or maskbench)", args[0])
+		err = usagef("unknown command %q (want generate, choose, score, check, run, extract, serve, view, mask, bench-grammar or maskbench)", args[0])
 	}
 	switch {
 	case err == nil:

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/view"
 )
 
 func cmdScore(args []string, stdout, stderr io.Writer) error {
@@ -18,6 +19,7 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	var mf modelFlags
 	mf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	html := htmlFlag(fs)
 	prompt := fs.String("context", "", "text that conditions TEXT and is not scored (TEXT is scored exactly, byte for byte)")
 	topLogprobs := fs.Int("top-logprobs", 1, "alternatives to report per token (the table shows the best)")
 	fs.Usage = func() {
@@ -41,6 +43,9 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	defer m.Close()
 	res, err := m.Score(context.Background(), pos[0], reins.ScoreOptions{Context: *prompt, TopLogprobs: *topLogprobs})
 	if err != nil {
+		return err
+	}
+	if err := writeHTML(*html, view.FromScore(pos[0], *prompt, res), stderr); err != nil {
 		return err
 	}
 	if *asJSON {

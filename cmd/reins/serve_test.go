@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestServe runs reins serve on the built-in model in llama.cpp, asks
+// it for a constrained chat reply and an echo, and shuts it down with a
+// request in flight, which finishes.
+func TestServe(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--parallel", "2", "--api-key", "k"}, &stderr, func(a string) { addrc <- a })
+	}()
+	var base string
+	select {
+	case a := <-addrc:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("serve ended: %v\n%s", err, stderr.String())
+	}
+	call := func(path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		data, _ := io.ReadAll(resp.Body)
+		require.NoError(t, json.Unmarshal(data, &out), string(data))
+		return resp.StatusCode, out
+	}
+	code, out := call("/v1/chat/completions", `{"messages": [{"role": "user", "content": "Pick."}], "regex": "(yes|no)!", "logprobs": true, "top_logprobs": 2}`)
+	require.Equal(t, 200, code, out)
+	msg := out["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"]
+	assert.Regexp(t, `^(yes|no)!$`, msg)
+	code, out = call("/v1/completions", `{"prompt": "The cat sat", "max_tokens": 0, "echo": true, "logprobs": 0}`)
+	require.Equal(t, 200, code, out)
+	assert.NotEmpty(t, out["choices"].([]any)[0].(map[string]any)["logprobs"].(map[string]any)["token_logprobs"])
+
+	// A request in flight when the server is told to stop completes.
+	inflight := make(chan int, 1)
+	go func() {
+		c, _ := call("/v1/completions", `{"prompt": "The", "max_tokens": 200, "temperature": 0}`)
+		inflight <- c
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+	assert.Equal(t, 200, <-inflight)
+	assert.Contains(t, stderr.String(), "shutting down")
+}
+
+func TestServeUsage(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--parallel", "0"}, {"serve", "extra"}, {"serve", "--chat-format", "klingon"}, {"serve", "--addr", "not-an-address"}} {
+		_, errOut, code := runCLI(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
+	}
+}
+
+// TestHTMLFlagAndView writes pages with --html and with reins view, from
+// generate's and score's JSON.
+func TestHTMLFlagAndView(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "gen.html")
+	out, errOut, code := runCLI(t, "generate", "--max-tokens", "6", "--top-logprobs", "3", "--regex", "[a-z ]+", "--html", page, "--json", "The cat")
+	require.Equal(t, 0, code, errOut)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `class="tok`)
+	assert.Contains(t, string(html), `<span class="plain">The cat</span>`)
+
+	js := filepath.Join(dir, "gen.json")
+	require.NoError(t, os.WriteFile(js, []byte(out), 0o644))
+	_, errOut, code = runCLI(t, "view", "--prompt", "The cat", js)
+	require.Equal(t, 0, code, errOut)
+	html2, err := os.ReadFile(filepath.Join(dir, "gen.html"))
+	require.NoError(t, err)
+	assert.Equal(t, strings.Count(string(html), `data-i="`), strings.Count(string(html2), `data-i="`))
+
+	scorePage := filepath.Join(dir, "score.html")
+	out, errOut, code = runCLI(t, "score", "--json", "--html", scorePage, "--context", "The cat", " sat on the mat")
+	require.Equal(t, 0, code, errOut)
+	_, err = os.Stat(scorePage)
+	require.NoError(t, err)
+	stdout, errOut, code := runCLIStdin(t, out, "view", "-")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "<!DOCTYPE html>")
+
+	_, _, code = runCLIStdin(t, `{"nothing": 1}`, "view", "-")
+	assert.Equal(t, exitUsage, code)
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/view"
+)
+
+// htmlFlag registers --html FILE on a command whose output the viewer
+// can show (generate, score, run, extract).
+func htmlFlag(fs *flag.FlagSet) *string {
+	return fs.String("html", "", "also write a self-contained HTML page of the tokens and their probabilities to this file (see reins view)")
+}
+
+// writeHTML writes page to path when path is set (the --html flag), and
+// says where on stderr. Commands call it with the page of their output:
+// view.FromCompletion, view.FromScore, or one of segments and captures
+// (a program's, an extraction's).
+func writeHTML(path string, page *view.Page, stderr io.Writer) error {
+	if path == "" || page == nil {
+		return nil
+	}
+	if err := view.WriteFile(path, page); err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	fmt.Fprintf(stderr, "reins: wrote %s\n", path)
+	return nil
+}
+
+// completionsPage is the page of one or more completions of a prompt.
+func completionsPage(title, prompt string, cs ...*reins.Completion) *view.Page {
+	if len(cs) == 1 {
+		return view.FromCompletion(title, prompt, cs[0])
+	}
+	p := &view.Page{Title: title, Segments: []view.Segment{{Text: prompt}}}
+	for i, c := range cs {
+		if c == nil {
+			continue
+		}
+		p.Segments = append(p.Segments, view.Segment{Text: fmt.Sprintf("\n\n--- %d (%s)\n", i, c.FinishReason)}, view.Segment{Tokens: c.Tokens})
+	}
+	return p
+}
+
+func cmdView(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("view", flag.ContinueOnError)
+	out := fs.String("out", "", "the HTML file to write (default: INPUT with .html; - for standard output)")
+	title := fs.String("title", "", "the page's title")
+	prompt := fs.String("prompt", "", "text shown before the tokens (the prompt or context, which the JSON may not hold)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `Usage: reins view [flags] INPUT.json
+Write a self-contained HTML page of tokens and their probabilities from
+INPUT (- for standard input): the JSON of reins generate --json or
+reins score --json, a response of reins serve (chat or completions,
+with logprobs), or a view.Page ({"segments": [...], "captures": [...]}).`)
+		fs.PrintDefaults()
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("view takes one INPUT argument, got %d", len(pos))
+	}
+	var data []byte
+	if pos[0] == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, 256<<20))
+	} else {
+		data, err = os.ReadFile(pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	page, err := pageOf(data, *prompt)
+	if err != nil {
+		return usagef("view: %s: %v", pos[0], err)
+	}
+	if *title != "" {
+		page.Title = *title
+	} else if page.Title == "" && pos[0] != "-" {
+		page.Title = filepath.Base(pos[0])
+	}
+	dest := *out
+	if dest == "" {
+		if pos[0] == "-" {
+			dest = "-"
+		} else {
+			dest = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".html"
+		}
+	}
+	if dest == "-" {
+		return view.Write(stdout, page)
+	}
+	return writeHTML(dest, page, stderr)
+}
+
+// pageOf reads the JSON shapes reins writes into a page.
+func pageOf(data []byte, prompt string) (*view.Page, error) {
+	var probe struct {
+		Segments json.RawMessage `json:"segments"`
+		Tokens   []reins.Token   `json:"tokens"` // score --json
+		Logprobs *struct {       // generate --json
+			Content []reins.Token `json:"content"`
+		} `json:"logprobs"`
+		Choices []struct { // reins serve, generate --json --n
+			Logprobs *struct {
+				Content []reins.Token `json:"content"`
+			} `json:"logprobs"`
+		} `json:"choices"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&probe); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	switch {
+	case probe.Segments != nil:
+		var p view.Page
+		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	case probe.Logprobs != nil:
+		c := &reins.Completion{}
+		c.Tokens = probe.Logprobs.Content
+		return view.FromCompletion("", prompt, c), nil
+	case len(probe.Choices) > 0:
+		var cs []*reins.Completion
+		for _, ch := range probe.Choices {
+			c := &reins.Completion{}
+			if ch.Logprobs != nil {
+				c.Tokens = ch.Logprobs.Content
+			}
+			cs = append(cs, c)
+		}
+		return completionsPage("", prompt, cs...), nil
+	case probe.Tokens != nil:
+		return view.FromScore("", prompt, &reins.ScoreResult{Tokens: probe.Tokens}), nil
+	}
+	return nil, fmt.Errorf("no tokens found: want the JSON of generate --json, score --json, reins serve (with logprobs) or a view page")
+}
