@@ -206,7 +206,8 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 
 // JSONSchemaFile reads a JSON Schema from path (at most MaxSourceBytes).
 // A $ref to another file loads it only from path's folder or below (a
-// regular file of at most MaxSourceBytes), unless opts sets a Loader.
+// regular file of at most jsonschema.MaxSchemaBytes), unless opts sets a
+// Loader.
 func JSONSchemaFile(path string, opts *JSONOptions) (*Constraint, error) {
 	src, err := readSource(path)
 	if err != nil {
@@ -224,7 +225,7 @@ func JSONSchemaFile(path string, opts *JSONOptions) (*Constraint, error) {
 		o.BaseURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	}
 	if o.Loader == nil {
-		o.Loader = jsonschema.DirLoader(filepath.Dir(abs), MaxSourceBytes)
+		o.Loader = jsonschema.DirLoader(filepath.Dir(abs), jsonschema.MaxSchemaBytes)
 	}
 	c, err := JSONSchema(src, &o)
 	if err != nil {
