@@ -55,6 +55,14 @@ type Options struct {
 	// the first tokens spell both. Local models only (a server tokenizes
 	// the prompt itself; there Heal does nothing), and not Stream.
 	Heal bool
+	// Prefill is the beginning of the output, decided before the
+	// generation (an assistant prefix, or a value chosen by other
+	// means): the model continues prompt+Prefill, the constraint starts
+	// past it, and Completion.Text and Tokens are what follows it, while
+	// the whole output Prefill+Text is what is checked and parsed. A
+	// Prefill no output of the constraint begins with is an
+	// *OptionError. Not with Heal, nor under a Choice.
+	Prefill string
 }
 
 // DefaultMaxTokens is the token budget when Options.MaxTokens is 0.
@@ -66,6 +74,8 @@ type Completion struct {
 	// Healed is what Options.Heal took back from the prompt: the
 	// completion's tokens spell Healed, then Text.
 	Healed string `json:"healed,omitempty"`
+	// Prefill is Options.Prefill: the output is Prefill, then Text.
+	Prefill string `json:"prefill,omitempty"`
 	// Value is the parsed output under a JSON constraint (numbers as
 	// json.Number).
 	Value any `json:"value,omitempty"`
@@ -93,7 +103,16 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 		return nil, &OptionError{Field: "n", Value: fmt.Sprint(n), Want: "want at least 1 output"}
 	}
 	if c := opts.Constraint; c != nil && c.options != nil {
+		if opts.Prefill != "" {
+			return nil, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "not under a Choice"}
+		}
 		return m.chooseN(ctx, prompt, c.options, n, opts)
+	}
+	if opts.Prefill != "" {
+		if opts.Heal {
+			return nil, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "not with Heal"}
+		}
+		prompt += opts.Prefill
 	}
 	run := opts // what generates: opts, or after healing
 	healed := ""
@@ -226,16 +245,30 @@ func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
 		Sampling: decode.SamplingOptions{Temperature: opts.Temperature, TopK: opts.TopK, TopP: opts.TopP,
 			MinP: opts.MinP, Seed: opts.Seed},
 	}
+	prefill := []byte(opts.Prefill)
 	switch c := opts.Constraint; {
 	case c == nil:
 	case m.text != nil:
-		d.TextConstraint = c.textMatcher
+		if len(prefill) > 0 && !c.textMatcher().Accept(prefill) {
+			return d, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "the beginning of an output of the " + c.desc}
+		}
+		d.TextConstraint = func() decode.TextConstraint {
+			t := c.textMatcher()
+			t.Accept(prefill)
+			return t
+		}
 	default:
 		a, err := c.automaton(m)
 		if err != nil {
 			return d, err
 		}
-		d.Constraint = func() decode.Constraint { return a.NewMatcher() }
+		if _, err := a.NewMatcherAfter(prefill); err != nil {
+			return d, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "the beginning of an output of the " + c.desc + ": " + err.Error()}
+		}
+		d.Constraint = func() decode.Constraint {
+			mt, _ := a.NewMatcherAfter(prefill) // checked above
+			return mt
+		}
 	}
 	return d, nil
 }
@@ -245,12 +278,13 @@ func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
 // skip is set when the generation already reported this output
 // unfinished.
 func (m *Model) checked(opts Options, c *decode.Completion, branch int, skip bool) (*Completion, error) {
-	out := &Completion{Completion: *c}
+	out := &Completion{Completion: *c, Prefill: opts.Prefill}
 	con := opts.Constraint
 	if con == nil || skip {
 		return out, nil
 	}
-	switch err := con.Match([]byte(c.Text)); {
+	whole := opts.Prefill + c.Text
+	switch err := con.Match([]byte(whole)); {
 	case err == nil:
 	case errors.As(err, new(*RejectError)) && len(opts.Stop) > 0:
 		return out, &UnfinishedError{Branch: branch, Reason: decode.FinishStop, Detail: "a stop string cut the output: " + err.Error(), Completion: c}
@@ -260,7 +294,7 @@ func (m *Model) checked(opts Options, c *decode.Completion, branch int, skip boo
 		return out, err
 	}
 	if con.json != nil {
-		dec := json.NewDecoder(bytes.NewReader([]byte(c.Text)))
+		dec := json.NewDecoder(bytes.NewReader([]byte(whole)))
 		dec.UseNumber()
 		if err := dec.Decode(&out.Value); err != nil {
 			return out, fmt.Errorf("reins bug: the constrained output is not JSON: %w", err)
@@ -337,7 +371,7 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 		} else if s.err = s.m.checkOpen(); s.err != nil {
 			return
 		}
-		ds := decode.Generate(s.ctx, b, s.prompt, dopts)
+		ds := decode.Generate(s.ctx, b, s.prompt+s.opts.Prefill, dopts)
 		for t := range ds.Tokens() {
 			if !yield(t) {
 				return

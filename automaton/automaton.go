@@ -177,3 +177,18 @@ func (a *Automaton) NewMatcher() *Matcher {
 	}
 	return m
 }
+
+// NewMatcherAfter returns a matcher past prefix: at the start of what
+// may follow prefix in the language (a prefill, text decided before the
+// generation). It is an error when no text of the language begins with
+// prefix.
+func (a *Automaton) NewMatcherAfter(prefix []byte) (*Matcher, error) {
+	m := a.NewMatcher()
+	for i, b := range prefix {
+		if !m.p.Push(b) {
+			return nil, fmt.Errorf("no output begins with the %d bytes given: byte %d (%q) is refused; expected %s", len(prefix), i, b, m.p.Expected())
+		}
+		m.p.Commit()
+	}
+	return m, nil
+}

@@ -133,3 +133,26 @@ func TestFillMaskWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestMatcherAfterPrefix: a matcher past a prefix allows what a matcher
+// advanced over the same bytes token by token allows, and a prefix no
+// output begins with is an error.
+func TestMatcherAfterPrefix(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := bindGBNF(t, v, `root ::= "{\"a\": " [0-9]+ ", \"b\": \"" [a-z]* "\"}"`)
+	prefix := `{"a": 12, "b": "x`
+	after, err := a.NewMatcherAfter([]byte(prefix))
+	require.NoError(t, err)
+	stepped := a.NewMatcher()
+	for i := 0; i < len(prefix); i++ {
+		require.NoError(t, stepped.Advance(fixture.Raw(prefix[i])))
+	}
+	m1 := make([]uint32, automaton.MaskWords(v.Len()))
+	m2 := make([]uint32, len(m1))
+	require.NoError(t, after.FillMask(m1))
+	require.NoError(t, stepped.FillMask(m2))
+	assert.Equal(t, m2, m1)
+	assert.Equal(t, stepped.TokensToEnd(), after.TokensToEnd())
+	_, err = a.NewMatcherAfter([]byte(`{"a": x`))
+	assert.ErrorContains(t, err, "byte 6")
+}

@@ -1,0 +1,52 @@
+package reins
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPrefill: the output continues a given beginning under the
+// constraint, on a local model and on a server; the whole output is
+// what is checked and parsed.
+func TestPrefill(t *testing.T) {
+	c, err := JSONSchema([]byte(`{"type": "object", "properties": {"pet": {"enum": ["cat", "dog"]}, "n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["pet", "n"], "additionalProperties": false}`), nil)
+	require.NoError(t, err)
+	for name, m := range map[string]*Model{"local": Builtin()} {
+		for seed := range uint64(4) {
+			out, err := m.Generate(context.Background(), "The", Options{Constraint: c, Prefill: `{"pet":"dog",`, Temperature: 1, Seed: seed, MaxTokens: 40})
+			require.NoError(t, err, "%s seed %d", name, seed)
+			assert.Equal(t, `{"pet":"dog",`, out.Prefill)
+			assert.False(t, strings.HasPrefix(out.Text, `{"pet"`), "Text follows the prefill")
+			var v struct{ Pet string }
+			require.NoError(t, json.Unmarshal([]byte(out.Prefill+out.Text), &v))
+			assert.Equal(t, "dog", v.Pet)
+			assert.Equal(t, "dog", out.Value.(map[string]any)["pet"], "Value is the whole output's")
+		}
+		var oe *OptionError
+		_, err = m.Generate(context.Background(), "The", Options{Constraint: c, Prefill: `{"pet":"bird"`})
+		require.ErrorAs(t, err, &oe, name)
+		assert.Equal(t, "Prefill", oe.Field)
+	}
+	// On a server, the constraint starts past the prefill too.
+	remote, _ := textModel(20)
+	re := textCases(t)["regex"]
+	got, err := remote.Generate(context.Background(), "The cat sat on the mat and", Options{Constraint: re, Prefill: " the", Temperature: 1, MaxTokens: 60})
+	require.NoError(t, err)
+	require.NoError(t, re.Match([]byte(got.Prefill+got.Text)))
+	_, err = remote.Generate(context.Background(), "The", Options{Constraint: re, Prefill: "#"})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	_, err = Builtin().Generate(context.Background(), "The", Options{Constraint: c, Prefill: `{`, Heal: true})
+	assert.ErrorAs(t, err, &oe)
+	// Without a constraint, the prefill is only part of the prompt.
+	out, err := Builtin().Generate(context.Background(), "The", Options{Prefill: " cat", MaxTokens: 3})
+	require.NoError(t, err)
+	want, err := Builtin().Generate(context.Background(), "The cat", Options{MaxTokens: 3})
+	require.NoError(t, err)
+	assert.Equal(t, want.Text, out.Text)
+}
