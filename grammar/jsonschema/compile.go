@@ -16,7 +16,6 @@ import (
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/reins-go/reins/grammar"
-	"github.com/reins-go/reins/grammar/regex"
 )
 
 // Options configures Compile. The zero value is flexible whitespace with
@@ -70,25 +69,6 @@ var relaxable = map[string][]string{
 	"maxProperties": {"maxProperties"},
 }
 
-// relax returns s without the keywords Options.Relax drops.
-func (c *compiler) relax(s map[string]any) map[string]any {
-	var out map[string]any
-	for _, kw := range c.opts.Relax {
-		for _, k := range relaxable[kw] {
-			if _, ok := s[k]; ok {
-				if out == nil {
-					out = maps.Clone(s)
-				}
-				delete(out, k)
-			}
-		}
-	}
-	if out == nil {
-		return s
-	}
-	return out
-}
-
 func (o Options) baseURI() string {
 	if o.BaseURI == "" {
 		return DefaultBaseURI
@@ -139,14 +119,6 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s/%s: %s", e.Pointer, e.Keyword, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.Pointer, e.Msg)
-}
-
-// annotations are keywords that do not constrain instances.
-var annotations = map[string]bool{
-	"$schema": true, "$id": true, "id": true, "title": true, "description": true, "default": true,
-	"examples": true, "$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
-	"$defs": true, "definitions": true, "contentMediaType": true, "contentEncoding": true,
-	"contentSchema": true, "$anchor": true, "$vocabulary": true,
 }
 
 // Compile compiles a JSON Schema document (drafts 4 to 2020-12; santhosh-
@@ -224,19 +196,12 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 		}
 		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
-	c := &compiler{opts: opts, rules: map[string]string{}, refs: refs, ptr: "#"}
-	if root, ok := doc.(map[string]any); ok {
-		if uri, ok := root["$schema"].(string); ok {
-			for _, d := range []string{"draft-04", "draft-06", "draft-07"} {
-				if strings.Contains(uri, d) {
-					c.oldDraft = true
-				}
-			}
-		}
+	c := newCompiler(opts, refs, draftOf(doc).old)
+	root, err := c.p.at(doc, "#")
+	if err != nil {
+		return nil, err
 	}
-	c.g = &grammar.Grammar{Start: "root"}
-	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
-	body, err := c.schema(doc, "#")
+	body, err := c.conj(root)
 	if err != nil {
 		return nil, err
 	}
@@ -328,39 +293,58 @@ func Validate(schema, instance []byte) error {
 	return v.Validate(instance)
 }
 
+// compiler holds the stages of one compilation: the parser (with the
+// references), the normalizer, the evaluator, and the grammar being
+// written.
 type compiler struct {
-	opts     Options
-	g        *grammar.Grammar
-	rules    map[string]string // pointer → rule name, for $ref targets
-	oldDraft bool              // draft 4, 6 or 7: siblings of $ref are ignored
-	visited  int               // schema objects compiled, against maxSchemaNodes
-	refs     *refs             // $ref targets; object keys in schema order
-	// presence is a oneOf of required lists for the next objectType to
-	// enforce (see presenceOneOf); objectType takes it and clears it.
-	presence [][]string
-	depth    int // how deep in objects and arrays the schema compiling sits (see layout)
-	// typeSteps counts the schemas one typesOf visits (maxTypeSteps).
-	typeSteps int
-	ptr       string   // the schema being compiled
-	rulePtrs  []string // the schema each rule was made for, by index ("" unknown)
+	opts  Options
+	g     *grammar.Grammar
+	rules map[string]string // key → rule name: conjunctions through $refs, shared pieces
+	refs  *refs             // $ref targets; object keys in schema order
+	p     *parser
+	z     *normalizer
+	ev    *evaluator
+	// lowered counts the Nodes lowered (maxLowered); distributed is how
+	// deeply combinators are being distributed (maxDistribute).
+	lowered, distributed int
+	depth                int      // how deep in objects and arrays the schema compiling sits (see layout)
+	ptr                  string   // the schema being compiled
+	rulePtrs             []string // the schema each rule was made for, by index ("" unknown)
 	// propertyRank is each property name's first appearance in the
 	// documents' properties (see propertyOrder), found on first use.
 	propertyRank map[string]int
-	// validatorBytes counts the schemas subValidator compiles.
-	validatorBytes int
 	// schemaNodes are the grammars of the schemas compiled, inner ones
 	// first, for checkSize to name one too large.
 	schemaNodes []schemaNode
 	// literalBytes counts the JSON text of the enum and const values
 	// compiled (MaxLiteralBytes).
 	literalBytes int
-	// mergeWork counts the steps of merging (maxMergeWork); mergeDepth
-	// is how deeply flatten nests (maxMergeDepth).
-	mergeWork, mergeDepth int
 	// keysNotIn caches keyNotIn by its set of names.
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.
 	canonicalChars map[string]*grammar.Node
+}
+
+func newCompiler(opts Options, r *refs, oldDraft bool) *compiler {
+	p := newParser(r, oldDraft, opts.Relax)
+	c := &compiler{opts: opts, rules: map[string]string{}, refs: r, ptr: "#", p: p,
+		z: &normalizer{p: p}, ev: &evaluator{p: p}}
+	c.g = &grammar.Grammar{Start: "root"}
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
+	return c
+}
+
+// limitOf is the limit err exceeds, or "".
+func limitOf(err error) string {
+	var l *limitError
+	if errors.As(err, &l) {
+		return l.limit
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Limit
+	}
+	return ""
 }
 
 func (c *compiler) errorf(ptr, kw, format string, args ...any) error {
@@ -433,467 +417,12 @@ func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node 
 
 func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }
 
-var allTypes = []string{"null", "boolean", "object", "array", "number", "string"}
-
-// maxSchemaNodes bounds how many schema objects one compilation visits:
-// merging (allOf, siblings) expands references in place, and a recursive
-// one would otherwise expand without end.
-const maxSchemaNodes = 20000
-
-// schema compiles the schema at ptr.
-func (c *compiler) schema(s any, ptr string) (*grammar.Node, error) {
-	if c.visited++; c.visited > maxSchemaNodes {
-		return nil, c.limitf(ptr, "", limitSubschemas, "the schema expands to more than %d subschemas (a recursive $ref merged by allOf?)", maxSchemaNodes)
-	}
-	outer := c.ptr
-	c.ptr = ptr
-	defer func() { c.ptr = outer }()
-	switch s := s.(type) {
-	case bool:
-		if !s {
-			return nil, c.emptyf(ptr, "", "the schema false allows no value")
-		}
-		return c.anyValue(), nil
-	case map[string]any:
-		n, err := c.object(s, ptr)
-		if err == nil {
-			c.schemaNodes = append(c.schemaNodes, schemaNode{n, ptr})
-		}
-		return n, err
-	}
-	return nil, c.errorf(ptr, "", "a schema must be an object or a boolean")
-}
-
-func (c *compiler) object(s map[string]any, ptr string) (*grammar.Node, error) {
-	s, err := c.flatten(c.relax(s), ptr)
-	if err != nil {
-		return nil, err
-	}
-	s = c.relax(s)
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	handled := map[string]bool{}
-	for _, k := range keys {
-		if annotations[k] || !isAssertion(k) {
-			handled[k] = true
-		}
-	}
-	if ref, ok := s["$ref"]; ok {
-		// Older drafts ignore a $ref's siblings; newer ones were merged by
-		// flatten, unless the target is a plain reference we keep as a rule.
-		for _, k := range keys {
-			if k != "$ref" && isAssertion(k) && !c.oldDraft {
-				return nil, c.errorf(ptr, k, "keywords beside $ref are not supported")
-			}
-		}
-		r, ok := ref.(string)
-		if !ok {
-			return nil, c.errorf(ptr, "$ref", "must be a string")
-		}
-		return c.ref(r, ptr)
-	}
-	// Enum and const: literals, filtered by the whole schema.
-	if e, ok := s["enum"]; ok {
-		vals, ok := e.([]any)
-		if !ok {
-			return nil, c.errorf(ptr, "enum", "must be an array")
-		}
-		return c.literals(vals, s, ptr, "enum")
-	}
-	if v, ok := s["const"]; ok {
-		return c.literals([]any{v}, s, ptr, "const")
-	}
-	types, err := c.types(s, ptr)
-	if err != nil {
-		return nil, err
-	}
-	handled["type"], handled["nullable"] = true, true
-	if sets, ok := presenceOneOf(s["oneOf"]); ok {
-		// oneOf of required lists: exactly one list is fully present.
-		// Every branch holds for a value that is not an object, so with
-		// two or more branches only objects remain.
-		handled["oneOf"] = true
-		if !slices.Contains(types, "object") {
-			return nil, c.emptyf(ptr, "oneOf", "no value satisfies exactly one branch")
-		}
-		types = []string{"object"}
-		c.presence = sets
-	}
-	// Keywords of types the schema excludes constrain nothing.
-	for t, kws := range typeKeywords {
-		if t == "integer" || slices.Contains(types, t) || (t == "number" && slices.Contains(types, "integer")) {
-			continue
-		}
-		for _, k := range kws {
-			if _, ok := s[k]; ok && !typeAllowsKeyword(types, k) {
-				handled[k] = true
-			}
-		}
-	}
-	var alts []*grammar.Node
-	for _, t := range types {
-		n, err := c.typed(t, s, ptr, handled)
-		if err != nil {
-			return nil, err
-		}
-		if n != nil {
-			alts = append(alts, n)
-		}
-	}
-	// anyOf / oneOf combine with the rest only when the rest says nothing.
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		sub, ok := s[kw]
-		if !ok || (kw == "oneOf" && handled[kw]) {
-			continue
-		}
-		handled[kw] = true
-		if n, err := c.combine(kw, sub, s, ptr); err != nil {
-			return nil, err
-		} else {
-			return n, c.unhandled(s, ptr, handled)
-		}
-	}
-	if err := c.unhandled(s, ptr, handled); err != nil {
-		return nil, err
-	}
-	if len(alts) == 0 {
-		return nil, c.emptyf(ptr, "type", "no type is possible")
-	}
-	if len(alts) == 1 {
-		return alts[0], nil
-	}
-	return grammar.Alt(alts...), nil
-}
-
-// typeAllowsKeyword reports whether keyword k applies to one of types.
-func typeAllowsKeyword(types []string, k string) bool {
-	for _, t := range types {
-		if slices.Contains(typeKeywords[t], k) {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *compiler) unhandled(s map[string]any, ptr string, handled map[string]bool) error {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if !handled[k] {
-			return c.errorf(ptr, k, "keyword %s is not supported (here)", k)
-		}
-	}
-	return nil
-}
-
-// types returns the instance types the schema allows, from type and
-// nullable, or every type.
-func (c *compiler) types(s map[string]any, ptr string) ([]string, error) {
-	var types []string
-	switch t := s["type"].(type) {
-	case nil:
-		types = slices.Clone(allTypes)
-	case string:
-		types = []string{t}
-	case []any:
-		for _, x := range t {
-			ts, ok := x.(string)
-			if !ok {
-				return nil, c.errorf(ptr, "type", "must list type names")
-			}
-			types = append(types, ts)
-		}
-	default:
-		return nil, c.errorf(ptr, "type", "must be a string or an array")
-	}
-	if n, ok := s["nullable"].(bool); ok && n && !slices.Contains(types, "null") {
-		types = append(types, "null")
-	}
-	// integer and number overlap: number wins.
-	if slices.Contains(types, "number") {
-		types = slices.DeleteFunc(types, func(t string) bool { return t == "integer" })
-	}
-	return types, nil
-}
-
-// combine compiles anyOf, or oneOf with branches of disjoint types, when
-// its sibling keywords constrain nothing.
-func (c *compiler) combine(kw string, sub any, s map[string]any, ptr string) (*grammar.Node, error) {
-	siblings := map[string]any{}
-	for k, v := range s {
-		if k != kw && isAssertion(k) {
-			siblings[k] = v
-		}
-	}
-	if _, both := s["anyOf"]; both && kw == "oneOf" {
-		return nil, c.errorf(ptr, "anyOf", "anyOf beside oneOf is not supported")
-	}
-	list, ok := sub.([]any)
-	if !ok || len(list) == 0 {
-		return nil, c.errorf(ptr, kw, "must be a non-empty array")
-	}
-	// oneOf is exact as anyOf when no value satisfies two branches, and
-	// where it leaves types out, types holds each branch's.
-	var types []typeBits
-	if kw == "oneOf" {
-		keep, err := c.oneOfTypes(list, siblings, ptr)
-		if err != nil {
-			return nil, err
-		}
-		types = make([]typeBits, len(list))
-		union := typeBits(0)
-		for i, b := range list {
-			types[i] = c.typesOf(b, 0)
-			union |= types[i]
-		}
-		if union&^keep == 0 {
-			types = nil // nothing to leave out
-		} else {
-			if siblings, err = c.restrictTypes(siblings, keep, ptr); err != nil {
-				return nil, err
-			}
-			if keep&tNull == 0 && c.nullable(siblings, list) {
-				return nil, c.errorf(ptr, "nullable", "nullable beside a oneOf that no null satisfies: not supported")
-			}
-		}
-	}
-	var alts []*grammar.Node
-	for i, b := range list {
-		bp := fmt.Sprintf("%s/%s/%d", ptr, kw, i)
-		if types != nil && types[i]&c.typesOf(siblings, 0) == 0 {
-			continue // a branch of types the oneOf leaves out
-		}
-		if len(siblings) > 0 {
-			bm, at, err := c.asObject(b, bp)
-			if isEmpty(err) { // false: a branch no value takes
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if bm, err = c.flatten(bm, at); err != nil {
-				return nil, err
-			}
-			if b, err = c.mergeSchemas(siblings, bm, bp); err != nil {
-				return nil, err
-			}
-		}
-		n, err := c.schema(b, bp)
-		if isEmpty(err) { // a branch no value takes
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		alts = append(alts, n)
-	}
-	switch len(alts) {
-	case 0:
-		return nil, c.emptyf(ptr, kw, "no branch allows a value")
-	case 1:
-		return alts[0], nil
-	}
-	return grammar.Alt(alts...), nil
-}
-
 // setRulePtr records that rule i was made for the schema at ptr.
 func (c *compiler) setRulePtr(i int, ptr string) {
 	for len(c.rulePtrs) <= i {
 		c.rulePtrs = append(c.rulePtrs, "")
 	}
 	c.rulePtrs[i] = ptr
-}
-
-// nullable reports whether siblings or a branch of list says nullable
-// (which would add null to the types a merge keeps).
-func (c *compiler) nullable(siblings map[string]any, list []any) bool {
-	if n, _ := siblings["nullable"].(bool); n {
-		return true
-	}
-	for _, b := range list {
-		if m := c.deref(b); m == nil {
-			return true
-		} else if n, _ := m["nullable"].(bool); n {
-			return true
-		}
-	}
-	return false
-}
-
-// ref compiles a reference to a JSON pointer within the document as a
-// rule, so that recursive schemas become recursive rules.
-func (c *compiler) ref(r, ptr string) (*grammar.Node, error) {
-	target, err := c.refs.locate(r)
-	if err != nil {
-		return nil, c.wrapf(ptr, "$ref", err)
-	}
-	key := target + c.level()
-	if name, ok := c.rules[key]; ok {
-		return grammar.Ref(name), nil
-	}
-	if target == "#" && c.depth == 0 {
-		c.rules[key] = "root"
-		return grammar.Ref("root"), nil
-	}
-	node, err := c.refs.resolve(target)
-	if err != nil {
-		return nil, c.wrapf(ptr, "$ref", err)
-	}
-	name := fmt.Sprintf("ref%d", len(c.rules))
-	c.rules[key] = name
-	at := len(c.g.Rules)
-	c.setRulePtr(at, target)
-	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
-	body, err := c.schema(node, target)
-	if err != nil {
-		c.g.Rules[at].Body = grammar.Alt() // matches nothing, should a caller go on without it
-		return nil, err
-	}
-	c.g.Rules[at].Body = body
-	return grammar.Ref(name), nil
-}
-
-// literals compiles enum or const: the values that the whole schema
-// accepts (checked with the validator), each in its canonical encoding.
-func (c *compiler) literals(vals []any, s map[string]any, ptr, kw string) (*grammar.Node, error) {
-	if len(vals) > MaxEnumValues {
-		return nil, c.limitf(ptr, kw, limitEnumValues, "%d values, more than the limit of %d (MaxEnumValues)", len(vals), MaxEnumValues)
-	}
-	// The values must satisfy the schema's other keywords too: validate
-	// each against the schema at ptr.
-	var sub *Validator
-	typeOK, byType := typeFilter(s, vals)
-	if !byType {
-		var err error
-		if sub, err = c.subValidator(s); err != nil {
-			return nil, c.wrapf(ptr, kw, err)
-		}
-	}
-	var alts []*grammar.Node
-	for i, v := range vals {
-		if byType && !typeOK(v) {
-			continue
-		}
-		text, err := json.Marshal(v) // for the validator: key order does not matter
-		if err != nil {
-			return nil, c.errorf(ptr, kw, "%v", err)
-		}
-		if sub != nil && sub.Validate(text) != nil {
-			continue
-		}
-		at := ptr + "/const"
-		if kw == "enum" {
-			at = fmt.Sprintf("%s/enum/%d", ptr, i)
-		}
-		if c.literalBytes += len(text); c.literalBytes > MaxLiteralBytes {
-			if len(text) > MaxLiteralBytes {
-				return nil, c.limitf(ptr, kw, limitLiteralBytes, "the value at %s is %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, len(text), MaxLiteralBytes)
-			}
-			return nil, c.limitf(ptr, kw, limitLiteralBytes, "with the value at %s, the enum and const values compiled take %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, c.literalBytes, MaxLiteralBytes)
-		}
-		n, err := c.literal(v, at)
-		if err != nil {
-			return nil, c.errorf(ptr, kw, "%v", err)
-		}
-		alts = append(alts, n)
-	}
-	if len(alts) == 0 {
-		return nil, c.emptyf(ptr, kw, "no value of %s satisfies the schema", kw)
-	}
-	if len(alts) == 1 {
-		return alts[0], nil
-	}
-	return grammar.Alt(alts...), nil
-}
-
-// typeFilter handles the common enum beside nothing but type (and
-// annotations) without compiling a validator: it returns whether a value
-// has one of the types, and false when it cannot decide that alone
-// (other keywords, or a number whose integer-ness depends on the draft).
-func typeFilter(s map[string]any, vals []any) (func(any) bool, bool) {
-	var types []any
-	for k, v := range s {
-		switch {
-		case k == "enum" || k == "const" || annotations[k]:
-		case k == "type":
-			switch t := v.(type) {
-			case string:
-				types = []any{t}
-			case []any:
-				types = t
-			default:
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if types == nil {
-		return func(any) bool { return true }, true
-	}
-	has := func(name string) bool { return slices.Contains(types, any(name)) }
-	for _, v := range vals {
-		if n, ok := v.(json.Number); ok && strings.ContainsAny(n.String(), ".eE") && has("integer") && !has("number") {
-			return nil, false // 1.0 is an integer in some drafts only
-		}
-	}
-	return func(v any) bool {
-		switch x := v.(type) {
-		case nil:
-			return has("null")
-		case bool:
-			return has("boolean")
-		case string:
-			return has("string")
-		case json.Number:
-			return has("number") || (has("integer") && !strings.ContainsAny(x.String(), ".eE"))
-		case map[string]any:
-			return has("object")
-		case []any:
-			return has("array")
-		}
-		return false
-	}, true
-}
-
-// subValidator compiles the schema object s on its own, for checking
-// enum values; a schema with references cannot be taken out of its
-// document, so then enum must stand alone.
-//
-// Each costs the size of s, and a schema merged in many places is
-// compiled again in each: maxValidatorBytes bounds the total.
-func (c *compiler) subValidator(s map[string]any) (*Validator, error) {
-	for k := range s {
-		if k != "enum" && k != "const" && !annotations[k] {
-			text := mustJSON(s)
-			if c.validatorBytes += len(text); c.validatorBytes > maxValidatorBytes {
-				return nil, limitErrorf(limitWork, "checking enum and const values against their schemas would take more than %d bytes of schemas (a large schema merged in many places?)", maxValidatorBytes)
-			}
-			if strings.Contains(text, `"$ref"`) {
-				return nil, fmt.Errorf("enum or const beside references is not supported")
-			}
-			return NewValidator([]byte(text), Options{})
-		}
-	}
-	return nil, nil
-}
-
-// maxValidatorBytes bounds the schemas subValidator compiles in one
-// compilation, all together.
-const maxValidatorBytes = 4 * MaxSchemaBytes
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
 
 // canonical returns the canonical JSON text of a decoded scalar (null,
@@ -1144,136 +673,6 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 	return grammar.Seq(exactly(min), upTo(max-min))
 }
 
-// typed compiles the schema for one instance type.
-func (c *compiler) typed(t string, s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	switch t {
-	case "null":
-		return lit("null"), nil
-	case "boolean":
-		return grammar.Alt(lit("true"), lit("false")), nil
-	case "string":
-		return c.str(s, ptr, handled)
-	case "integer":
-		return c.integer(s, ptr, handled)
-	case "number":
-		if _, ok := s["multipleOf"]; ok {
-			return nil, c.errorf(ptr, "multipleOf", "multipleOf on numbers that are not integers is not supported")
-		}
-		lo, hi, err := c.numberBounds(s, ptr, handled)
-		if err != nil {
-			return nil, err
-		}
-		if lo == nil && hi == nil {
-			return c.numberNode(), nil
-		}
-		if c.opts.Bounded {
-			lo, hi = boundRange(lo, hi)
-		}
-		n, err := decRange(lo, hi, c.opts.Bounded)
-		if err != nil {
-			return nil, c.errorf(ptr, "minimum", "%v", err)
-		}
-		if n == nil {
-			return nil, c.emptyf(ptr, "minimum", "no number lies between the bounds")
-		}
-		return n, nil
-	case "object":
-		return c.objectType(s, ptr, handled)
-	case "array":
-		return c.array(s, ptr, handled)
-	}
-	return nil, c.errorf(ptr, "type", "unknown type %q", t)
-}
-
-func intOf(v any) (int, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.Atoi(n.String())
-	return i, err == nil && i >= 0
-}
-
-// maxStringBound is the largest minLength or maxLength reins takes.
-const maxStringBound = 1 << 24
-
-func (c *compiler) str(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	min, max := 0, -1
-	if v, ok := s["minLength"]; ok {
-		handled["minLength"] = true
-		n, ok := intOf(v)
-		if !ok {
-			return nil, c.errorf(ptr, "minLength", "must be a non-negative integer")
-		}
-		min = n
-	}
-	if v, ok := s["maxLength"]; ok {
-		handled["maxLength"] = true
-		n, ok := intOf(v)
-		if !ok {
-			return nil, c.errorf(ptr, "maxLength", "must be a non-negative integer")
-		}
-		max = n
-	}
-	if max >= 0 && max < min {
-		return nil, c.emptyf(ptr, "maxLength", "below minLength: no string fits")
-	}
-	if max > maxStringBound || min > maxStringBound {
-		return nil, c.errorf(ptr, "maxLength", "length bounds above %d are not supported", maxStringBound)
-	}
-	if p, ok := s["pattern"]; ok {
-		handled["pattern"] = true
-		pat, ok := p.(string)
-		if !ok {
-			return nil, c.errorf(ptr, "pattern", "must be a string")
-		}
-		n, err := patternNode(pat)
-		if err != nil {
-			return nil, c.errorf(ptr, "pattern", "%v", err)
-		}
-		if !lengthsWithin(n, min, max) {
-			clamped, ok := clampLengths(n, min, max)
-			switch {
-			case !ok:
-				return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them, or are fixed parts around one repeated character")
-			case clamped == nil:
-				return nil, c.emptyf(ptr, "pattern", "no string of the pattern has a length within minLength and maxLength")
-			}
-			n = clamped
-		}
-		n, err = jsonEncode(n)
-		if err != nil {
-			return nil, c.errorf(ptr, "pattern", "%v", err)
-		}
-		return grammar.Seq(lit(`"`), n, lit(`"`)), nil
-	}
-	if f, ok := s["format"]; ok {
-		handled["format"] = true
-		name, _ := f.(string)
-		re, supported := formats[name]
-		switch {
-		case !knownFormat(name):
-			// an annotation only: nothing to compile
-		case !supported:
-			return nil, c.errorf(ptr, "format", "format %q is not supported", name)
-		default:
-			n, err := regex.Lower(re, false)
-			if err != nil {
-				return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
-			}
-			if !lengthsWithin(n, min, max) {
-				return nil, c.errorf(ptr, "format", "format %q together with length bounds is supported only where its strings all have lengths within them", name)
-			}
-			n, err = jsonEncode(n)
-			if err != nil {
-				return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
-			}
-			return grammar.Seq(lit(`"`), n, lit(`"`)), nil
-		}
-	}
-	return c.stringNode(min, max), nil
-}
-
 // jsonEncode rewrites a grammar over code points into one over their
 // canonical JSON string encoding. "." in ECMAScript does not match line
 // terminators, so regex.Lower's "." (all but \n) is narrowed.
@@ -1332,51 +731,6 @@ func jsonEncode(n *grammar.Node) (*grammar.Node, error) {
 		return &c, nil
 	}
 	return nil, fmt.Errorf("cannot encode %s in a JSON string", n.Op)
-}
-
-func (c *compiler) integer(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	nlo, nhi, err := c.numberBounds(s, ptr, handled)
-	if err != nil {
-		return nil, err
-	}
-	// The tightest integer bounds: above an excluded minimum, at or
-	// above an included one; the same below the maximum.
-	var lo, hi *big.Int
-	if nlo != nil {
-		lo = floorRat(nlo.v)
-		if nlo.strict || !nlo.v.IsInt() {
-			lo.Add(lo, big.NewInt(1))
-		}
-	}
-	if nhi != nil {
-		hi = floorRat(nhi.v)
-		if nhi.strict && nhi.v.IsInt() {
-			hi.Sub(hi, big.NewInt(1))
-		}
-	}
-	if _, ok := s["multipleOf"]; ok {
-		return nil, c.errorf(ptr, "multipleOf", "not supported")
-	}
-	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
-		return nil, c.emptyf(ptr, "maximum", "no integer lies between the bounds")
-	}
-	if c.opts.Bounded {
-		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(BoundedDigits), nil)
-		limit.Sub(limit, big.NewInt(1))
-		if hi == nil {
-			hi = new(big.Int).Set(limit)
-			if lo != nil && lo.Cmp(hi) > 0 {
-				hi.Set(lo)
-			}
-		}
-		if lo == nil {
-			lo = new(big.Int).Neg(limit)
-			if lo.Cmp(hi) > 0 {
-				lo.Set(hi)
-			}
-		}
-	}
-	return intRange(lo, hi), nil
 }
 
 // floorRat is the largest integer at most r.

@@ -29,6 +29,20 @@
 //     tabs and newlines between tokens); with Compact, none; with Indent,
 //     exactly json.MarshalIndent's layout.
 //
+// Stages, each in its own file and testable alone: decode.go reads the
+// document (key order kept); parse.go turns each schema object into a
+// typed Schema, once; resolve.go finds the targets of $refs (across
+// documents, through Options.Loader), which the parser links on first
+// use; normalize.go intersects a schema with its allOf branches, its
+// $ref's target and, as combinators are distributed, the branch taken,
+// into one Node (numeric bounds exact, "no value" a reason at a
+// pointer rather than an error); lower.go (with strings.go, array.go,
+// object.go, oneof.go) writes Nodes as grammar. eval.go checks values
+// against Schemas as the validator does, for the constructions that
+// enumerate values (enum, const). Schema.String and Node.String are
+// deterministic dumps; testdata/typed holds them for the official test
+// suite's schemas.
+//
 // For generation, Options.Bounded gives what the schema leaves open a
 // bound (strings, arrays, number digits, free JSON depth), so that a
 // sampled output always ends by itself.

@@ -1,11 +1,6 @@
 package jsonschema
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,65 +13,96 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// objectType compiles an object schema: its listed properties in
-// schema order (required ones mandatory), then additional properties
-// when allowed.
-func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	presence := c.presence
-	c.presence = nil
-	for _, kw := range []string{"propertyNames", "maxProperties", "dependentSchemas", "unevaluatedProperties"} {
-		if _, ok := s[kw]; ok {
-			return nil, c.errorf(ptr, kw, "not supported")
+// objectShape is what the object keywords of a Node's schemas say,
+// intersected: the names listed (in order) and, for each, the schemas
+// its value must satisfy.
+type objectParts struct {
+	names      []string
+	values     [][]*Schema // per name: what its value satisfies (all of them)
+	required   map[string]bool
+	undeclared []string // required names no schema lists
+	minProps   int
+	maxProps   int // -1: none
+	deps       map[string][]string
+}
+
+// valueSchemas returns what the value of property name must satisfy
+// under the object schemas parts: in each, its properties entry, the
+// patternProperties whose pattern matches name, and additionalProperties
+// where neither applies. A pattern is matched as the validator matches
+// it (Go's regexp on the decoded name).
+func (c *compiler) valueSchemas(parts []*Schema, name string) ([]*Schema, error) {
+	var out []*Schema
+	for _, s := range parts {
+		listed := s.prop(name)
+		if listed != nil {
+			out = append(out, listed)
 		}
-	}
-	handled["properties"], handled["required"], handled["additionalProperties"], handled["minProperties"] = true, true, true, true
-	nonEmpty := false
-	if v, ok := s["minProperties"]; ok {
-		n, ok := intOf(v)
-		if !ok || n > 1 {
-			return nil, c.errorf(ptr, "minProperties", "only minProperties 0 or 1 is supported")
-		}
-		nonEmpty = n == 1
-	}
-	props, _ := s["properties"].(map[string]any)
-	if s["properties"] != nil && props == nil {
-		return nil, c.errorf(ptr, "properties", "must be an object")
-	}
-	names := c.propertyOrder(ptr, props)
-	required := map[string]bool{}
-	var undeclared []string // required, but not in properties
-	if r, ok := s["required"]; ok {
-		list, ok := r.([]any)
-		if !ok {
-			return nil, c.errorf(ptr, "required", "must be an array")
-		}
-		for _, x := range list {
-			name, ok := x.(string)
-			if !ok {
-				return nil, c.errorf(ptr, "required", "must list strings")
+		matched := false
+		for _, pp := range s.PatternProps {
+			re, err := c.ev.regexp(pp.Pattern)
+			if err != nil {
+				return nil, c.errorf(s.Ptr+"/patternProperties", escapePointer(pp.Pattern), "%v", err)
 			}
-			if _, ok := props[name]; !ok && !required[name] {
+			if re.MatchString(name) {
+				matched = true
+				out = append(out, pp.Schema)
+			}
+		}
+		if listed == nil && !matched && s.AdditionalProps != nil {
+			out = append(out, s.AdditionalProps)
+		}
+	}
+	return out, nil
+}
+
+// object compiles the objects of n: its listed properties (required
+// ones mandatory), then additional properties when allowed.
+func (c *compiler) object(n *Node) (*grammar.Node, error) {
+	parts := n.Obj
+	ptr := n.Ptr
+	nonEmpty := false
+	for _, s := range parts {
+		for _, d := range s.DepSchemas {
+			return nil, c.errorf(s.Ptr+"/"+d.Keyword, escapePointer(d.Name), "schema dependencies are not supported")
+		}
+		for _, k := range []kw{kwPropertyNames, kwMaxProperties, kwUnevaluatedProperties} {
+			if s.Has.has(k) {
+				return nil, c.errorf(s.Ptr, k.String(), "not supported")
+			}
+		}
+		if s.Has.has(kwMinProperties) {
+			if s.MinProps > 1 {
+				return nil, c.errorf(s.Ptr, "minProperties", "only minProperties 0 or 1 is supported")
+			}
+			nonEmpty = nonEmpty || s.MinProps == 1
+		}
+	}
+	names := c.propertyOrder(parts)
+	required := map[string]bool{}
+	var undeclared []string // required, but in no properties
+	for _, s := range parts {
+		for _, name := range s.Required {
+			if !required[name] && !slices.Contains(names, name) {
 				undeclared = append(undeclared, name)
 			}
 			required[name] = true
 		}
 	}
-	// A required property that properties does not list takes the schema
-	// of additional properties.
-	schemaOf := func(name string) (any, string) {
-		if _, ok := props[name]; ok {
-			return props[name], ptr + "/properties/" + escapePointer(name)
-		}
-		if a, ok := s["additionalProperties"]; ok {
-			return a, ptr + "/additionalProperties"
-		}
-		return true, ptr
-	}
 	names = append(names, undeclared...)
 	l := c.layout()
 	var members []*grammar.Node
 	for _, name := range names {
-		v, err := c.nested(func() (*grammar.Node, error) { return c.schema(schemaOf(name)) })
+		xs, err := c.valueSchemas(parts, name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := c.nested(func() (*grammar.Node, error) {
+			if len(xs) == 0 {
+				return c.anyValue(), nil
+			}
+			return c.conj(xs...)
+		})
 		if err != nil {
 			if isEmpty(err) {
 				if required[name] {
@@ -90,36 +116,55 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 		members = append(members, grammar.Seq(lit(quote(name)), l.colon, v))
 	}
 	// Additional properties.
-	var extra *grammar.Node
-	switch a := s["additionalProperties"].(type) {
-	case nil, bool:
-		if a != false { // absent or true: any value
-			extra = c.deeper(c.anyValue)
-		}
-	default:
-		var err error
-		if extra, err = c.nested(func() (*grammar.Node, error) { return c.schema(a, ptr+"/additionalProperties") }); err != nil {
-			return nil, err
+	var patterned []*Schema // parts with patternProperties
+	var extras []*Schema    // additionalProperties of the parts without
+	for _, s := range parts {
+		switch {
+		case len(s.PatternProps) > 0:
+			patterned = append(patterned, s)
+		case s.AdditionalProps != nil:
+			extras = append(extras, s.AdditionalProps)
 		}
 	}
 	var more *grammar.Node // one additional member
-	if c.opts.Bounded && len(names) > 0 {
+	switch {
+	case c.opts.Bounded && len(names) > 0:
 		// Generation: an object that lists properties takes no others.
-		extra = nil
-		handled["patternProperties"] = true
-	} else if pp, ok := s["patternProperties"]; ok {
-		handled["patternProperties"] = true
+	case len(patterned) > 0:
 		var err error
-		if more, err = c.patternMembers(pp, s, names, undeclared, ptr, l); err != nil {
+		if more, err = c.patternMembers(patterned, extras, names, ptr, l); err != nil {
 			return nil, err
 		}
-	} else if extra != nil {
-		more = c.rule(grammar.Seq(c.keyNotIn(names), l.colon, extra))
+	default:
+		extra, err := c.nested(func() (*grammar.Node, error) {
+			if len(extras) == 0 {
+				return c.anyValue(), nil
+			}
+			return c.conj(extras...)
+		})
+		switch {
+		case isEmpty(err):
+		case err != nil:
+			return nil, err
+		default:
+			more = c.rule(grammar.Seq(c.keyNotIn(names), l.colon, extra))
+		}
 	}
-	deps, err := c.dependencies(s, ptr, handled, names)
-	if err != nil {
-		return nil, err
+	deps := map[string][]string{}
+	for _, s := range parts {
+		for _, d := range s.DepRequired {
+			for _, dep := range d.Required {
+				if !slices.Contains(names, dep) {
+					return nil, c.errorf(s.Ptr+"/dependentRequired", escapePointer(d.Name), "dependent property %q is not in properties: not supported", dep)
+				}
+				deps[d.Name] = append(deps[d.Name], dep)
+			}
+			if len(d.Required) > 0 && !slices.Contains(names, d.Name) {
+				return nil, c.errorf(s.Ptr, "dependencies", "property %q with dependents is not in properties: not supported", d.Name)
+			}
+		}
 	}
+	presence := n.presence
 	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty, presence: presence}
 	for _, set := range presence {
 		for _, name := range set {
@@ -128,7 +173,7 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 			}
 		}
 	}
-	if n := countPresent(members); n >= 1 && n <= anyOrderMax {
+	if k := countPresent(members); k >= 1 && k <= anyOrderMax {
 		o.once = true
 		return c.anyOrder(o, ptr, l)
 	}
@@ -179,39 +224,28 @@ func (c *compiler) objectType(s map[string]any, ptr string, handled map[string]b
 	return grammar.Seq(lit("{"), first, lit("}")), nil
 }
 
-// patternMembers compiles patternProperties: one member whose key
-// matches a pattern. It is exact when additionalProperties is false (no
-// other key may appear), the patterns' schemas are all the same (a key
-// matching several needs no intersection) and no listed property name
-// matches a pattern (its value would need both schemas).
-func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []string, ptr string, l layout) (*grammar.Node, error) {
-	m, ok := pp.(map[string]any)
-	if !ok {
-		return nil, c.errorf(ptr, "patternProperties", "must be an object")
+// patternMembers compiles one additional member under patternProperties:
+// a key that matches a pattern. It is exact when one schema has
+// patternProperties and additionalProperties false (no other key may
+// appear), its patterns' schemas are all the same (a key matching
+// several needs no intersection) and no listed property name matches a
+// pattern (the member would take it again).
+func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, ptr string, l layout) (*grammar.Node, error) {
+	s := patterned[0]
+	if len(patterned) > 1 {
+		return nil, c.errorf(patterned[1].Ptr, "patternProperties", "patternProperties in two schemas intersected are not supported")
 	}
-	if len(m) == 0 {
-		return nil, nil
+	if s.AdditionalProps == nil || !s.AdditionalProps.False {
+		return nil, c.errorf(s.Ptr, "patternProperties", "not supported unless additionalProperties is false (the other keys would need the patterns' complement)")
 	}
-	if a, ok := s["additionalProperties"].(bool); !ok || a {
-		return nil, c.errorf(ptr, "patternProperties", "not supported unless additionalProperties is false (the other keys would need the patterns' complement)")
-	}
-	if len(undeclared) > 0 {
-		return nil, c.errorf(ptr, "patternProperties", "required property %q is not in properties: not supported beside patternProperties", undeclared[0])
-	}
-	pats := make([]string, 0, len(m))
-	for p := range m {
-		pats = append(pats, p)
-	}
-	slices.Sort(pats)
-	first, _ := json.Marshal(m[pats[0]]) // maps marshal with sorted keys
-
+	first := s.PatternProps[0].Schema.String()
 	var keys []*grammar.Node
-	for _, p := range pats {
-		pptr := ptr + "/patternProperties/" + escapePointer(p)
-		if sc, _ := json.Marshal(m[p]); !bytes.Equal(sc, first) {
+	for _, pp := range s.PatternProps {
+		pptr := s.Ptr + "/patternProperties/" + escapePointer(pp.Pattern)
+		if pp.Schema.String() != first {
 			return nil, c.errorf(pptr, "", "patterns with different schemas are not supported")
 		}
-		re, err := regexp.Compile(p) // as the validator reads it
+		re, err := c.ev.regexp(pp.Pattern)
 		if err != nil {
 			return nil, c.errorf(pptr, "", "bad pattern: %v", err)
 		}
@@ -220,18 +254,17 @@ func (c *compiler) patternMembers(pp any, s map[string]any, names, undeclared []
 				return nil, c.errorf(pptr, "", "property %q matches the pattern too: not supported", name)
 			}
 		}
-		n, err := patternNode(p)
+		g, err := patternNode(pp.Pattern)
 		if err != nil {
 			return nil, c.errorf(pptr, "", "%v", err)
 		}
-		if n, err = jsonEncode(n); err != nil {
+		if g, err = jsonEncode(g); err != nil {
 			return nil, c.errorf(pptr, "", "%v", err)
 		}
-		keys = append(keys, n)
+		keys = append(keys, g)
 	}
-	v, err := c.nested(func() (*grammar.Node, error) {
-		return c.schema(m[pats[0]], ptr+"/patternProperties/"+escapePointer(pats[0]))
-	})
+	xs := append([]*Schema{s.PatternProps[0].Schema}, extras...)
+	v, err := c.nested(func() (*grammar.Node, error) { return c.conj(xs...) })
 	if isEmpty(err) {
 		return nil, nil // no value fits: no such key may appear
 	}
@@ -411,91 +444,34 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	return grammar.Seq(lit("{"), grammar.Alt(first...), lit("}")), nil
 }
 
-// presenceOneOf recognises a oneOf whose branches only list required
-// properties, and returns the lists.
-func presenceOneOf(sub any) ([][]string, bool) {
-	list, ok := sub.([]any)
-	if !ok || len(list) < 2 {
-		return nil, false
-	}
-	var sets [][]string
-	for _, b := range list {
-		m, ok := b.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		var set []string
-		for k, v := range m {
-			if annotations[k] {
-				continue
-			}
-			if k != "required" {
-				return nil, false
-			}
-			names, ok := v.([]any)
-			if !ok {
-				return nil, false
-			}
-			for _, n := range names {
-				name, ok := n.(string)
-				if !ok {
-					return nil, false
-				}
-				set = append(set, name)
-			}
-		}
-		sets = append(sets, set)
-	}
-	return sets, true
-}
-
-// dependencies reads dependentRequired, or the array form of draft 4-7's
-// dependencies: when a property is present, others must be. Dependents
-// must be listed properties; schema dependencies are refused.
-func (c *compiler) dependencies(s map[string]any, ptr string, handled map[string]bool, names []string) (map[string][]string, error) {
-	deps := map[string][]string{}
-	for _, kw := range []string{"dependentRequired", "dependencies"} {
-		v, ok := s[kw]
-		if !ok {
-			continue
-		}
-		handled[kw] = true
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, c.errorf(ptr, kw, "must be an object")
-		}
-		for name, d := range m {
-			list, ok := d.([]any)
-			if !ok {
-				return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "schema dependencies are not supported")
-			}
-			for _, x := range list {
-				dep, ok := x.(string)
-				if !ok {
-					return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "must list property names")
-				}
-				if !slices.Contains(names, dep) {
-					return nil, c.errorf(ptr+"/"+kw, escapePointer(name), "dependent property %q is not in properties: not supported", dep)
-				}
-				deps[name] = append(deps[name], dep)
-			}
+// propertyOrder returns the names the object schemas parts list, in the
+// order the schema writes them: one schema's, or, for properties from
+// several (allOf, siblings), in the order of their first appearance
+// among the documents' objects; names never seen in order come last,
+// sorted.
+func (c *compiler) propertyOrder(parts []*Schema) []string {
+	var withProps []*Schema
+	for _, s := range parts {
+		if len(s.Props) > 0 {
+			withProps = append(withProps, s)
 		}
 	}
-	for name := range deps {
-		if !slices.Contains(names, name) {
-			return nil, c.errorf(ptr, "dependencies", "property %q with dependents is not in properties: not supported", name)
+	if len(withProps) == 1 {
+		names := make([]string, len(withProps[0].Props))
+		for i, p := range withProps[0].Props {
+			names[i] = p.Name
 		}
-	}
-	return deps, nil
-}
-
-// propertyOrder returns the names of props in the order the schema
-// writes them: at ptr/properties, or, for properties merged from several
-// places (allOf, siblings), in the order of their first appearance among
-// the document's objects; names never seen in order come last, sorted.
-func (c *compiler) propertyOrder(ptr string, props map[string]any) []string {
-	if names := c.refs.order[ptr+"/properties"]; len(names) == len(props) {
 		return names
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range withProps {
+		for _, p := range s.Props {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				names = append(names, p.Name)
+			}
+		}
 	}
 	if c.propertyRank == nil { // each name's first appearance, once
 		c.propertyRank = map[string]int{}
@@ -509,8 +485,7 @@ func (c *compiler) propertyOrder(ptr string, props map[string]any) []string {
 			}
 		}
 	}
-	names := slices.Collect(maps.Keys(props))
-	slices.SortFunc(names, func(a, b string) int {
+	slices.SortStableFunc(names, func(a, b string) int {
 		ra, okA := c.propertyRank[a]
 		rb, okB := c.propertyRank[b]
 		switch {
@@ -660,135 +635,3 @@ func controlRunes() []rune {
 	}
 	return out
 }
-
-// array compiles an array schema.
-func (c *compiler) array(s map[string]any, ptr string, handled map[string]bool) (*grammar.Node, error) {
-	for _, kw := range []string{"contains", "minContains", "maxContains", "unevaluatedItems"} {
-		if _, ok := s[kw]; ok {
-			return nil, c.errorf(ptr, kw, "not supported")
-		}
-	}
-	handled["items"], handled["prefixItems"], handled["additionalItems"], handled["minItems"], handled["maxItems"], handled["uniqueItems"] = true, true, true, true, true, true
-	if u, ok := s["uniqueItems"]; ok {
-		if b, _ := u.(bool); b {
-			return nil, c.errorf(ptr, "uniqueItems", "uniqueItems true cannot be expressed by a grammar")
-		}
-	}
-	var prefix []any
-	prefixKw := "prefixItems"
-	var rest any = true // schema of the items after the prefix; nil for none allowed
-	restPtr := ptr + "/items"
-	if p, ok := s["prefixItems"]; ok {
-		list, ok := p.([]any)
-		if !ok {
-			return nil, c.errorf(ptr, "prefixItems", "must be an array")
-		}
-		prefix = list
-		if it, ok := s["items"]; ok {
-			rest = it
-		}
-	} else if it, ok := s["items"]; ok {
-		if list, isList := it.([]any); isList { // draft ≤ 2019 tuple form
-			prefix, prefixKw = list, "items"
-			rest, restPtr = true, ptr+"/additionalItems"
-			if a, ok := s["additionalItems"]; ok {
-				rest = a
-			}
-		} else {
-			rest = it
-		}
-	}
-	if b, isBool := rest.(bool); isBool && !b {
-		rest = nil
-	}
-	min, max := 0, -1
-	if v, ok := s["minItems"]; ok {
-		n, ok := intOf(v)
-		if !ok {
-			return nil, c.errorf(ptr, "minItems", "must be a non-negative integer")
-		}
-		min = n
-	}
-	if v, ok := s["maxItems"]; ok {
-		n, ok := intOf(v)
-		if !ok {
-			return nil, c.errorf(ptr, "maxItems", "must be a non-negative integer")
-		}
-		max = n
-	}
-	if c.opts.Bounded && max < 0 {
-		max = min + BoundedItems
-	}
-	if rest == nil && (max < 0 || max > len(prefix)) {
-		max = len(prefix)
-	}
-	if max >= 0 && max < min {
-		return nil, c.errorf(ptr, "maxItems", "below minItems: no array fits")
-	}
-	if min > 1000 || max > 1000 {
-		return nil, c.errorf(ptr, "maxItems", "item counts above 1000 are not supported")
-	}
-	var elems []*grammar.Node
-	for i, p := range prefix {
-		if i >= max && max >= 0 {
-			break
-		}
-		n, err := c.nested(func() (*grammar.Node, error) { return c.schema(p, fmt.Sprintf("%s/%s/%d", ptr, prefixKw, i)) })
-		if err != nil {
-			return nil, err
-		}
-		elems = append(elems, n)
-	}
-	var restNode *grammar.Node
-	if rest != nil && (max < 0 || max > len(prefix)) {
-		var err error
-		if restNode, err = c.nested(func() (*grammar.Node, error) { return c.schema(rest, restPtr) }); err != nil {
-			return nil, err
-		}
-		restNode = c.shareable(restNode, restPtr) // used twice below
-	}
-	if len(elems) < min && restNode == nil {
-		return nil, c.errorf(ptr, "minItems", "more items required than the schema allows")
-	}
-	l := c.layout()
-	sep := l.comma
-	// after(i): the items from index i on, each preceded by a separator.
-	var after func(i int) *grammar.Node
-	after = func(i int) *grammar.Node {
-		if i < len(elems) {
-			n := grammar.Seq(sep, elems[i], after(i+1))
-			if i >= min {
-				return grammar.Repeat(n, 0, 1)
-			}
-			return n
-		}
-		if restNode == nil {
-			return &grammar.Node{Op: grammar.OpEmpty}
-		}
-		lo := max0(min - i)
-		hi := -1
-		if max >= 0 {
-			hi = max - i
-		}
-		return grammar.Repeat(grammar.Seq(sep, restNode), lo, hi)
-	}
-	var body *grammar.Node
-	switch {
-	case len(elems) > 0:
-		body = grammar.Seq(elems[0], after(1))
-	case restNode != nil:
-		hi := -1
-		if max >= 0 {
-			hi = max - 1
-		}
-		body = grammar.Seq(restNode, grammar.Repeat(grammar.Seq(sep, restNode), max0(min-1), hi))
-	default:
-		body = &grammar.Node{Op: grammar.OpEmpty}
-	}
-	if max == 0 || body.Op == grammar.OpEmpty {
-		body = nil
-	}
-	return l.wrap("[", "]", body, min == 0), nil
-}
-
-func max0(x int) int { return max(x, 0) }

@@ -45,112 +45,8 @@ func typeBit(name string) typeBits {
 	return tAll // unknown: assume anything
 }
 
-// maxResolve bounds how many references a disjointness check follows.
-const maxResolve = 32
-
-// deref follows $ref chains of s within the document; nil when it
-// cannot (a remote reference, a loop, a bad pointer).
-func (c *compiler) deref(s any) map[string]any {
-	for range maxResolve {
-		switch x := s.(type) {
-		case bool:
-			if x {
-				return map[string]any{}
-			}
-			return map[string]any{"not": map[string]any{}}
-		case map[string]any:
-			ref, ok := x["$ref"].(string)
-			if !ok {
-				return x
-			}
-			if len(x) > 1 && !c.oldDraft {
-				return x // siblings constrain too: judge the object as it is
-			}
-			_, t, err := c.refs.target(ref)
-			if err != nil {
-				return nil
-			}
-			s = t
-		default:
-			return nil
-		}
-	}
-	return nil
-}
-
-// maxTypeSteps bounds the schemas one typesOf visits: a chain of
-// anyOfs whose branches refer to one schema would double the visits at
-// each level. Past it, typesOf answers every type, as it does for what
-// it cannot follow.
-const maxTypeSteps = 4096
-
-// typesOf returns the instance types schema s can take (a superset).
-func (c *compiler) typesOf(s any, depth int) typeBits {
-	if depth == 0 {
-		c.typeSteps = 0
-	}
-	if c.typeSteps++; c.typeSteps > maxTypeSteps {
-		return tAll
-	}
-	m := c.deref(s)
-	if m == nil || depth > maxResolve {
-		return tAll
-	}
-	if _, ok := m["not"]; ok && len(m) == 1 {
-		if n, ok := m["not"].(map[string]any); ok && len(n) == 0 {
-			return 0 // false
-		}
-	}
-	bits := tAll
-	switch t := m["type"].(type) {
-	case string:
-		bits = typeBit(t)
-	case []any:
-		bits = 0
-		for _, x := range t {
-			name, _ := x.(string)
-			bits |= typeBit(name)
-		}
-	}
-	if n, ok := m["nullable"].(bool); ok && n {
-		bits |= tNull
-	}
-	if vals, ok := enumValues(m); ok {
-		var vb typeBits
-		for _, v := range vals {
-			vb |= valueType(v)
-		}
-		bits &= vb
-	}
-	if all, ok := m["allOf"].([]any); ok {
-		for _, b := range all {
-			bits &= c.typesOf(b, depth+1)
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		if list, ok := m[kw].([]any); ok {
-			var u typeBits
-			for _, b := range list {
-				u |= c.typesOf(b, depth+1)
-			}
-			bits &= u
-		}
-	}
-	return bits
-}
-
-// enumValues returns the values an enum or const allows.
-func enumValues(m map[string]any) ([]any, bool) {
-	if v, ok := m["const"]; ok {
-		return []any{v}, true
-	}
-	if e, ok := m["enum"].([]any); ok {
-		return e, true
-	}
-	return nil, false
-}
-
-// valueType is the type of a JSON value decoded with UseNumber.
+// valueType is the type of a JSON value decoded with UseNumber, as
+// far as its text tells (1.0 may be an integer).
 func valueType(v any) typeBits {
 	switch x := v.(type) {
 	case nil:
@@ -163,7 +59,7 @@ func valueType(v any) typeBits {
 		return tArray
 	case string:
 		return tString
-	case interface{ String() string }: // json.Number
+	case json.Number:
 		if s := x.String(); strings.ContainsAny(s, ".eE") {
 			return tInteger | tFraction // 1.0 is an integer too
 		}
@@ -183,11 +79,13 @@ func valueType(v any) typeBits {
 
 // branchInfo is what the proofs need of one oneOf branch, found once.
 type branchInfo struct {
-	m       map[string]any      // the branch with its $refs followed; nil if unknown
-	types   typeBits            // the types it may take (a superset)
-	total   typeBits            // the types all of whose values it takes
-	scalars map[string]bool     // its enum or const as canonical texts; nil if none or not scalars
-	tags    map[string]scalarSt // required properties whose values are scalar sets
+	n       *Node    // the branch normalized; nil if it cannot be
+	types   typeBits // the types it may take (a superset)
+	total   typeBits // the types all of whose values it takes
+	scalars scalarSt // its enum or const as canonical texts; nil if none or not scalars
+	// tags are the properties it lists whose values are sets of
+	// scalars (the intersection over its schemas), by name.
+	tags map[string]scalarSt
 }
 
 // scalarSt is a set of scalar values as canonical texts.
@@ -197,52 +95,66 @@ type scalarSt = map[string]bool
 // pair compares tags and value sets, which the schema may make large.
 const maxProofSteps = 1 << 20
 
-// oneOfTypes proves the branches of a oneOf exclusive, type by type,
-// among the types sibling (the schema around the oneOf) allows. It
-// returns the types a value may have (those where every pair of branches
-// is exclusive), having left out those where two branches take every
-// value; where neither holds it refuses, naming two branches.
-func (c *compiler) oneOfTypes(list []any, siblings map[string]any, ptr string) (typeBits, error) {
+// oneOfTypes proves the branches of s's oneOf exclusive, type by type,
+// among the types rest (the Node around the oneOf) allows. It returns
+// the types a value may have (those where every pair of branches is
+// exclusive), having left out those where two branches take every value,
+// and each branch's possible types; where neither holds it refuses,
+// naming two branches.
+func (c *compiler) oneOfTypes(s *Schema, rest *Node) (typeBits, []typeBits, error) {
+	list := s.OneOf
+	ptr := s.Ptr
 	if len(list) > MaxOneOfBranches {
-		return 0, c.limitf(ptr, "oneOf", limitOneOf, "%d branches, more than the limit of %d (MaxOneOfBranches)", len(list), MaxOneOfBranches)
+		return 0, nil, c.limitf(ptr, "oneOf", limitOneOf, "%d branches, more than the limit of %d (MaxOneOfBranches)", len(list), MaxOneOfBranches)
 	}
 	info := make([]branchInfo, len(list))
+	types := make([]typeBits, len(list))
 	steps := 0
 	for i, b := range list {
-		m := c.deref(b)
-		info[i] = branchInfo{m: m, types: c.typesOf(b, 0), total: totalTypes(m)}
-		if m == nil {
+		types[i] = c.z.possibleTypes(b)
+		info[i] = branchInfo{types: types[i]}
+		n, err := c.z.normalize([]*Schema{b})
+		if err != nil {
 			continue
 		}
-		if vals, ok := scalarSet(m); ok {
-			info[i].scalars = setOf(vals)
-			steps += len(vals)
+		info[i].n = n
+		if n.Unsat != nil {
+			info[i].types, types[i] = 0, 0
+			continue
 		}
-		props, _ := m["properties"].(map[string]any)
-		for _, name := range requiredOf(m) {
-			steps++
-			sm := c.deref(props[name])
-			if sm == nil {
-				continue
-			}
-			if vals, ok := scalarSet(sm); ok {
-				if info[i].tags == nil {
-					info[i].tags = map[string]scalarSt{}
-				}
-				info[i].tags[name] = setOf(vals)
+		info[i].types &= n.Types
+		info[i].total = n.totalTypes()
+		if n.HasEnum {
+			if vals, ok := scalarSet(n.Enum); ok {
+				info[i].scalars = setOf(vals)
 				steps += len(vals)
 			}
 		}
+		for _, part := range n.Obj {
+			for _, p := range part.Props {
+				steps++
+				if _, done := info[i].tags[p.Name]; done {
+					continue
+				}
+				if set, ok := c.propScalars(n, p.Name); ok {
+					if info[i].tags == nil {
+						info[i].tags = map[string]scalarSt{}
+					}
+					info[i].tags[p.Name] = set
+					steps += len(set)
+				}
+			}
+		}
 	}
-	allowed := c.typesOf(siblings, 0)
+	allowed := rest.Types
 	keep := typeBits(0)
 	for t := tNull; t <= tFraction; t <<= 1 {
 		if allowed&t == 0 {
 			continue
 		}
-		i, j, ok := c.exclusiveOn(info, t, &steps)
+		i, j, ok := exclusiveOn(info, t, &steps)
 		if steps > maxProofSteps {
-			return 0, c.limitf(ptr, "oneOf", limitWork, "proving the branches exclusive would take more than %d steps", maxProofSteps)
+			return 0, nil, c.limitf(ptr, "oneOf", limitWork, "proving the branches exclusive would take more than %d steps", maxProofSteps)
 		}
 		if ok {
 			keep |= t
@@ -255,16 +167,48 @@ func (c *compiler) oneOfTypes(list []any, siblings map[string]any, ptr string) (
 			}
 		}
 		if total < 2 {
-			return 0, c.errorf(ptr, "oneOf", "branches %d and %d may both hold for one value (%s): not supported", i, j, t)
+			return 0, nil, c.errorf(ptr, "oneOf", "branches %d and %d may both hold for one value (%s): not supported", i, j, t)
 		}
 		// Every value of type t satisfies two branches: none is valid.
 	}
-	return keep, nil
+	return keep, types, nil
+}
+
+// propScalars returns the values property name may take under the
+// object schemas of n that list it, when they are sets of scalars (their
+// intersection).
+func (c *compiler) propScalars(n *Node, name string) (scalarSt, bool) {
+	var out scalarSt
+	for _, part := range n.Obj {
+		ps := part.prop(name)
+		if ps == nil {
+			continue
+		}
+		pn, err := c.z.normalize([]*Schema{ps})
+		if err != nil || pn.Unsat != nil || !pn.HasEnum {
+			continue
+		}
+		vals, ok := scalarSet(pn.Enum)
+		if !ok {
+			continue
+		}
+		set := setOf(vals)
+		if out == nil {
+			out = set
+			continue
+		}
+		for v := range out {
+			if !set[v] {
+				delete(out, v)
+			}
+		}
+	}
+	return out, out != nil
 }
 
 // exclusiveOn reports whether no value of type t satisfies two of the
 // branches, or names two that a value may satisfy both.
-func (c *compiler) exclusiveOn(info []branchInfo, t typeBits, steps *int) (int, int, bool) {
+func exclusiveOn(info []branchInfo, t typeBits, steps *int) (int, int, bool) {
 	for i := range info {
 		for j := i + 1; j < len(info); j++ {
 			if !disjointOn(&info[i], &info[j], t, steps) {
@@ -284,17 +228,22 @@ func disjointOn(a, b *branchInfo, t typeBits, steps *int) bool {
 	if a.scalars != nil && b.scalars != nil && !overlaps(a.scalars, b.scalars, steps) {
 		return true // whatever the type
 	}
-	if t != tObject || a.m == nil || b.m == nil {
+	if t != tObject || a.n == nil || b.n == nil {
 		return false
 	}
-	// Objects only: one requires a property the other forbids, or a tag.
-	if excludes(a.m, b.m) || excludes(b.m, a.m) {
+	// Objects only: one requires a property the other forbids, or gives
+	// it values the other does not (a tag).
+	if excludes(a.n, b.n) || excludes(b.n, a.n) {
 		return true
 	}
-	for name, va := range a.tags {
-		*steps++
-		if vb, ok := b.tags[name]; ok && !overlaps(va, vb, steps) {
-			return true
+	for _, x := range [][2]*branchInfo{{a, b}, {b, a}} {
+		for _, name := range x[0].n.required() {
+			*steps++
+			va, okA := x[0].tags[name]
+			vb, okB := x[1].tags[name]
+			if okA && okB && !overlaps(va, vb, steps) {
+				return true
+			}
 		}
 	}
 	return false
@@ -322,65 +271,27 @@ func overlaps(a, b scalarSt, steps *int) bool {
 	return false
 }
 
-// totalTypes returns the types all of whose values m takes: those its
-// type (and nullable) allow that none of its other assertions
-// constrain. It is a subset (a keyword is taken to constrain whatever
-// its value); nil takes nothing for sure.
-func totalTypes(m map[string]any) typeBits {
-	if m == nil {
+// totalTypes returns the types all of whose values n takes: those its
+// types allow that none of its other keywords constrain (a subset: a
+// keyword is taken to constrain whatever its value).
+func (n *Node) totalTypes() typeBits {
+	if n.Unsat != nil || n.HasEnum || len(n.AnyOf)+len(n.OneOf)+len(n.Not)+len(n.If) > 0 {
 		return 0
 	}
-	bits := tAll
-	if t, ok := m["type"]; ok {
-		bits = 0
-		for _, name := range typeSet(t) {
-			s, _ := name.(string)
-			if b := typeBit(s); b != tAll { // an unknown name: nothing for sure
-				bits |= b
-			}
-		}
-		if n, ok := m["nullable"].(bool); ok && n {
-			bits |= tNull
-		}
+	bits := n.Types
+	if n.Num.Lo != nil || n.Num.Hi != nil || len(n.Num.MultipleOf) > 0 {
+		bits &^= tInteger | tFraction
 	}
-	for k := range m {
-		switch {
-		case k == "type" || k == "nullable" || !isAssertion(k):
-		case slices.Contains(generalKeywords, k):
-			return 0
-		default:
-			for name, kws := range typeKeywords {
-				if slices.Contains(kws, k) {
-					bits &^= typeBit(name)
-				}
-			}
-		}
+	if n.Str.MinLen > 0 || n.Str.MaxLen >= 0 || len(n.Str.Patterns)+len(n.Str.Formats) > 0 {
+		bits &^= tString
+	}
+	if len(n.Arr) > 0 {
+		bits &^= tArray
+	}
+	if len(n.Obj) > 0 {
+		bits &^= tObject
 	}
 	return bits
-}
-
-// restrictTypes returns siblings with a type that keeps only the types
-// in keep (for a oneOf none of whose values of the others is valid), or
-// an error when keep cannot be written as a type.
-func (c *compiler) restrictTypes(siblings map[string]any, keep typeBits, ptr string) (map[string]any, error) {
-	var names []any
-	for _, name := range []string{"null", "boolean", "object", "array", "string"} {
-		if keep&typeBit(name) != 0 {
-			names = append(names, name)
-		}
-	}
-	switch keep & (tInteger | tFraction) {
-	case tInteger | tFraction:
-		names = append(names, "number")
-	case tInteger:
-		names = append(names, "integer")
-	case tFraction:
-		return nil, c.errorf(ptr, "oneOf", "only numbers that are not integers satisfy exactly one branch: not supported")
-	}
-	if len(names) == 0 {
-		return nil, c.emptyf(ptr, "oneOf", "no value satisfies exactly one branch")
-	}
-	return c.mergeSchemas(siblings, map[string]any{"type": names}, ptr)
 }
 
 func (t typeBits) String() string {
@@ -396,45 +307,40 @@ func (t typeBits) String() string {
 	return strings.Join(names, " or ")
 }
 
-// excludes reports whether object schema a forbids a property b
-// requires: a takes no additional properties, no pattern ones, and does
-// not list it.
-func excludes(a, b map[string]any) bool {
-	if ap, ok := a["additionalProperties"].(bool); !ok || ap {
-		return false
-	}
-	if _, ok := a["patternProperties"]; ok {
-		return false
-	}
-	props, _ := a["properties"].(map[string]any)
-	for _, name := range requiredOf(b) {
-		if _, listed := props[name]; !listed {
-			return true
-		}
-	}
-	return false
-}
-
-func requiredOf(m map[string]any) []string {
+// required returns the names n's object schemas require.
+func (n *Node) required() []string {
 	var out []string
-	if r, ok := m["required"].([]any); ok {
-		for _, x := range r {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
+	for _, s := range n.Obj {
+		for _, r := range s.Required {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
 			}
 		}
 	}
 	return out
 }
 
-// scalarSet returns the values of an enum or const made only of strings,
-// booleans and null (numbers compare by value, objects regardless of
-// order: left out), as canonical text.
-func scalarSet(m map[string]any) ([]string, bool) {
-	vals, ok := enumValues(m)
-	if !ok {
-		return nil, false
+// excludes reports whether a forbids a property b requires: one of a's
+// object schemas takes no additional properties, no pattern ones, and
+// does not list it.
+func excludes(a, b *Node) bool {
+	for _, s := range a.Obj {
+		if s.AdditionalProps == nil || !s.AdditionalProps.False || len(s.PatternProps) > 0 {
+			continue
+		}
+		for _, name := range b.required() {
+			if s.prop(name) == nil {
+				return true
+			}
+		}
 	}
+	return false
+}
+
+// scalarSet returns the values of an enum made only of strings, booleans
+// and null (numbers compare by value, objects regardless of order: left
+// out), as canonical text.
+func scalarSet(vals []any) ([]string, bool) {
 	var out []string
 	for _, v := range vals {
 		if _, isNumber := v.(json.Number); isNumber {

@@ -1,0 +1,375 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// The lowering stage: a Node becomes grammar. A conjunction met again
+// (a $ref's target, recursion) is one rule; combinators are distributed
+// over their branches (each branch intersected with the rest of the
+// Node); what remains is lowered type by type.
+
+// maxLowered bounds the Nodes one compilation lowers.
+const maxLowered = 4 * maxSchemaNodes
+
+// maxDistribute bounds how deeply combinators nest as they are
+// distributed (a branch whose own anyOf is distributed in turn).
+const maxDistribute = 64
+
+// conj compiles the conjunction of xs: a property's schema, an item's,
+// a branch's. One that follows a $ref is a rule, shared by every place
+// that names the same schemas at the same depth.
+func (c *compiler) conj(xs ...*Schema) (*grammar.Node, error) {
+	if c.lowered++; c.lowered > maxLowered {
+		return nil, c.limitf(xs[0].Ptr, "", limitSubschemas, "the schema expands to more than %d subschemas (a recursive $ref intersected by allOf?)", maxLowered)
+	}
+	n, err := c.z.normalize(xs)
+	if err != nil {
+		return nil, err
+	}
+	if !n.ViaRef || n.Unsat != nil {
+		return c.node(n)
+	}
+	key := conjKey(n.Schemas) + c.level()
+	if name, ok := c.rules[key]; ok {
+		return grammar.Ref(name), nil
+	}
+	name := fmt.Sprintf("ref%d", len(c.rules))
+	c.rules[key] = name
+	at := len(c.g.Rules)
+	c.setRulePtr(at, n.Ptr)
+	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
+	body, err := c.node(n)
+	if err != nil {
+		c.g.Rules[at].Body = grammar.Alt() // matches nothing, should a caller go on without it
+		return nil, err
+	}
+	c.g.Rules[at].Body = body
+	return grammar.Ref(name), nil
+}
+
+// node compiles a Node.
+func (c *compiler) node(n *Node) (*grammar.Node, error) {
+	if n.Unsat != nil {
+		return nil, c.emptyf(n.Unsat.Ptr, n.Unsat.Keyword, "%s", n.Unsat.Reason)
+	}
+	outer := c.ptr
+	c.ptr = n.Ptr
+	defer func() { c.ptr = outer }()
+	g, err := c.nodeBody(n)
+	if err == nil {
+		c.schemaNodes = append(c.schemaNodes, schemaNode{g, n.Ptr})
+	}
+	return g, err
+}
+
+func (c *compiler) nodeBody(n *Node) (*grammar.Node, error) {
+	if n.HasEnum {
+		return c.literals(n)
+	}
+	for _, s := range n.OneOf {
+		if sets, ok := presenceOneOf(s.OneOf); ok {
+			// oneOf of required lists: exactly one list is fully present.
+			// Every branch holds for a value that is not an object, so with
+			// two or more branches only objects remain.
+			if n.Types&tObject == 0 {
+				return nil, c.emptyf(s.Ptr, "oneOf", "no value satisfies exactly one branch")
+			}
+			if n.presence != nil {
+				return nil, c.errorf(s.Ptr, "oneOf", "two oneOfs of required lists are not supported")
+			}
+			m := n.without(kwOneOf, s)
+			m.Types &= tObject
+			m.presence = sets
+			return c.nodeBody(m)
+		}
+	}
+	if len(n.OneOf) > 0 {
+		return c.oneOf(n, n.OneOf[0])
+	}
+	if len(n.AnyOf) > 0 {
+		return c.anyOf(n, n.AnyOf[0])
+	}
+	if len(n.If) > 0 {
+		s := n.If[0]
+		return nil, c.errorf(s.Ptr, "if", "keyword if is not supported (here)")
+	}
+	if len(n.Not) > 0 {
+		s := n.Not[0]
+		return nil, c.errorf(s.Ptr, "not", "keyword not is not supported (here)")
+	}
+	return c.leaf(n)
+}
+
+// trivial reports whether n constrains nothing but through its
+// combinators.
+func (n *Node) trivial() bool {
+	return n.Unsat == nil && n.Types == tAll && !n.HasEnum && n.Num.Lo == nil && n.Num.Hi == nil &&
+		len(n.Num.MultipleOf) == 0 && n.Str.MinLen == 0 && n.Str.MaxLen < 0 && len(n.Str.Patterns) == 0 &&
+		len(n.Str.Formats) == 0 && len(n.Arr) == 0 && len(n.Obj) == 0 && n.presence == nil
+}
+
+// branch compiles one branch b of a combinator of n, rest being n
+// without that combinator: b alone (a rule where it follows a $ref)
+// when rest constrains nothing else, else b intersected with rest.
+func (c *compiler) branch(rest *Node, b *Schema) (*grammar.Node, error) {
+	if rest.trivial() && len(rest.AnyOf)+len(rest.OneOf)+len(rest.Not)+len(rest.If) == 0 {
+		return c.conj(b)
+	}
+	if c.distributed++; c.distributed > maxDistribute {
+		return nil, c.limitf(b.Ptr, "", limitWork, "combinators nest more than %d deep as they are distributed over their siblings", maxDistribute)
+	}
+	defer func() { c.distributed-- }()
+	m, err := c.z.intersect(rest, []*Schema{b})
+	if err != nil {
+		return nil, err
+	}
+	return c.node(m)
+}
+
+// anyOf distributes the anyOf of s over its branches.
+func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
+	rest := n.without(kwAnyOf, s)
+	var alts []*grammar.Node
+	for _, b := range s.AnyOf {
+		g, err := c.branch(rest, b)
+		if isEmpty(err) { // a branch no value takes
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, g)
+	}
+	switch len(alts) {
+	case 0:
+		return nil, c.emptyf(s.Ptr, "anyOf", "no branch allows a value")
+	case 1:
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// oneOf compiles the oneOf of s as an anyOf where no value satisfies two
+// branches (proved type by type; see oneOfTypes), leaving out the types
+// every value of which satisfies two branches.
+func (c *compiler) oneOf(n *Node, s *Schema) (*grammar.Node, error) {
+	rest := n.without(kwOneOf, s)
+	keep, types, err := c.oneOfTypes(s, rest)
+	if err != nil {
+		return nil, err
+	}
+	if rest.Types&^keep != 0 {
+		if keep&rest.Types == 0 {
+			return nil, c.emptyf(s.Ptr, "oneOf", "no value satisfies exactly one branch")
+		}
+		if keep&rest.Types&(tInteger|tFraction) == tFraction {
+			return nil, c.errorf(s.Ptr, "oneOf", "only numbers that are not integers satisfy exactly one branch: not supported")
+		}
+		r := *rest
+		r.Types &= keep
+		rest = &r
+	}
+	var alts []*grammar.Node
+	for i, b := range s.OneOf {
+		if types[i]&rest.Types == 0 {
+			continue // a branch of types the oneOf leaves out
+		}
+		g, err := c.branch(rest, b)
+		if isEmpty(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, g)
+	}
+	switch len(alts) {
+	case 0:
+		return nil, c.emptyf(s.Ptr, "oneOf", "no branch allows a value")
+	case 1:
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// presenceOneOf recognises a oneOf whose branches only list required
+// properties, and returns the lists.
+func presenceOneOf(list []*Schema) ([][]string, bool) {
+	if len(list) < 2 {
+		return nil, false
+	}
+	var sets [][]string
+	for _, b := range list {
+		if b.False || b.Has&^(1<<kwRequired) != 0 || len(b.Unsupported) > 0 {
+			return nil, false
+		}
+		sets = append(sets, slices.Clone(b.Required))
+	}
+	return sets, true
+}
+
+// literals compiles enum and const: the values that satisfy every schema
+// of n, each as the schema writes it.
+func (c *compiler) literals(n *Node) (*grammar.Node, error) {
+	kw := n.EnumKw
+	var alts []*grammar.Node
+	for i, v := range n.Enum {
+		ok, err := c.ev.validAll(n.Schemas, v)
+		if err != nil {
+			return nil, c.wrapf(n.EnumPtr, kw, err)
+		}
+		if !ok {
+			continue
+		}
+		text, err := json.Marshal(v)
+		if err != nil {
+			return nil, c.errorf(n.EnumPtr, kw, "%v", err)
+		}
+		at := n.EnumAt[i]
+		if c.literalBytes += len(text); c.literalBytes > MaxLiteralBytes {
+			if len(text) > MaxLiteralBytes {
+				return nil, c.limitf(n.EnumPtr, kw, limitLiteralBytes, "the value at %s is %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, len(text), MaxLiteralBytes)
+			}
+			return nil, c.limitf(n.EnumPtr, kw, limitLiteralBytes, "with the value at %s, the enum and const values compiled take %d bytes of JSON, more than the limit of %d (MaxLiteralBytes)", at, c.literalBytes, MaxLiteralBytes)
+		}
+		g, err := c.literal(v, at)
+		if err != nil {
+			return nil, c.errorf(n.EnumPtr, kw, "%v", err)
+		}
+		alts = append(alts, g)
+	}
+	if len(alts) == 0 {
+		return nil, c.emptyf(n.EnumPtr, kw, "no value of %s satisfies the schema", kw)
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// leaf compiles a Node without combinators, type by type. A type none
+// of whose values satisfies the rest is left out.
+func (c *compiler) leaf(n *Node) (*grammar.Node, error) {
+	var alts []*grammar.Node
+	var empty error
+	for _, t := range []typeBits{tNull, tBoolean, tObject, tArray, tInteger | tFraction, tString} {
+		if n.Types&t == 0 {
+			continue
+		}
+		g, err := c.typed(t&n.Types, n)
+		if isEmpty(err) {
+			if empty == nil {
+				empty = err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, g)
+	}
+	switch len(alts) {
+	case 0:
+		if empty != nil {
+			return nil, empty
+		}
+		return nil, c.emptyf(n.Ptr, "type", "no type is possible")
+	case 1:
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// typed compiles the values of type t (one bit, or the number bits) of n.
+func (c *compiler) typed(t typeBits, n *Node) (*grammar.Node, error) {
+	switch t {
+	case tNull:
+		return lit("null"), nil
+	case tBoolean:
+		return grammar.Alt(lit("true"), lit("false")), nil
+	case tString:
+		return c.str(n)
+	case tInteger:
+		return c.integer(n)
+	case tInteger | tFraction:
+		return c.number(n)
+	case tFraction:
+		return nil, c.errorf(n.Ptr, "type", "numbers that are not integers, alone, are not supported")
+	case tObject:
+		return c.object(n)
+	case tArray:
+		return c.array(n)
+	}
+	return nil, c.errorf(n.Ptr, "type", "unknown type")
+}
+
+// number compiles the numbers of n.
+func (c *compiler) number(n *Node) (*grammar.Node, error) {
+	if len(n.Num.MultipleOf) > 0 {
+		return nil, c.errorf(n.Num.Ptr, "multipleOf", "multipleOf on numbers that are not integers is not supported")
+	}
+	lo, hi := n.Num.Lo, n.Num.Hi
+	if lo == nil && hi == nil {
+		return c.numberNode(), nil
+	}
+	if c.opts.Bounded {
+		lo, hi = boundRange(lo, hi)
+	}
+	g, err := decRange(lo, hi, c.opts.Bounded)
+	if err != nil {
+		return nil, c.errorf(n.Ptr, "minimum", "%v", err)
+	}
+	if g == nil {
+		return nil, c.emptyf(n.Ptr, "minimum", "no number lies between the bounds")
+	}
+	return g, nil
+}
+
+// integer compiles the integers of n.
+func (c *compiler) integer(n *Node) (*grammar.Node, error) {
+	nlo, nhi := n.Num.Lo, n.Num.Hi
+	// The tightest integer bounds: above an excluded minimum, at or
+	// above an included one; the same below the maximum.
+	var lo, hi *big.Int
+	if nlo != nil {
+		lo = floorRat(nlo.v)
+		if nlo.strict || !nlo.v.IsInt() {
+			lo.Add(lo, big.NewInt(1))
+		}
+	}
+	if nhi != nil {
+		hi = floorRat(nhi.v)
+		if nhi.strict && nhi.v.IsInt() {
+			hi.Sub(hi, big.NewInt(1))
+		}
+	}
+	if len(n.Num.MultipleOf) > 0 {
+		return nil, c.errorf(n.Num.Ptr, "multipleOf", "not supported")
+	}
+	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
+		return nil, c.emptyf(n.Ptr, "maximum", "no integer lies between the bounds")
+	}
+	if c.opts.Bounded {
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(BoundedDigits), nil)
+		limit.Sub(limit, big.NewInt(1))
+		if hi == nil {
+			hi = new(big.Int).Set(limit)
+			if lo != nil && lo.Cmp(hi) > 0 {
+				hi.Set(lo)
+			}
+		}
+		if lo == nil {
+			lo = new(big.Int).Neg(limit)
+			if lo.Cmp(hi) > 0 {
+				lo.Set(hi)
+			}
+		}
+	}
+	return intRange(lo, hi), nil
+}
