@@ -29,6 +29,18 @@
 // with reins.Model.Choose: Alternatives holds each with its probability
 // among them, and Confidence is the chosen one's. On a local model these
 // are exact; on a server they come from its top alternatives.
+//
+// # Choosing listed values
+//
+// Generation goes token by token, and the likeliest first token may
+// begin a value that is not the likeliest in full ("b" of "bird" when
+// "cat" carries the most probability). So where the schema lists a
+// leaf's values, the value extracted is the most probable of them in
+// full: when generation wrote another, the output up to the leaf and the
+// most probable value become a prefill (reins.Options.Prefill), and the
+// rest is generated again after it. Each leaf is decided once, in
+// document order, so a document takes at most one generation more than
+// it has such leaves written otherwise.
 package extract
 
 import (
@@ -179,6 +191,9 @@ type Alternative struct {
 	// the text after it) in context.
 	Logprob float64 `json:"logprob"`
 	TopK    bool    `json:"top_k,omitempty"`
+
+	tokens []reins.Token // the tokens that spell the value, as scored
+	raw    float64       // the product of their probabilities under the model
 }
 
 // Confidence returns every field's confidence by JSON pointer.
@@ -205,51 +220,76 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 		return nil, fmt.Errorf("extract: the document has %d bytes, more than MaxDocumentBytes (%d)", len(text), MaxDocumentBytes)
 	}
 	prompt := x.Prompt(text)
-	out, err := x.m.Generate(ctx, prompt, reins.Options{Constraint: x.c, MaxTokens: x.opts.MaxTokens, Heal: true,
-		Temperature: x.opts.Temperature, Seed: x.opts.Seed, TopLogprobs: x.opts.TopLogprobs})
-	if err != nil {
-		return nil, err
-	}
-	leaves, err := Leaves([]byte(out.Text))
-	if err != nil {
-		return nil, fmt.Errorf("reins bug: %w", err)
-	}
-	res := &Result{Value: json.RawMessage(out.Text), Completion: out}
-	h := len(out.Healed) // the tokens spell Healed, then Text
-	for i, l := range leaves {
-		f := Field{Pointer: l.Pointer, Value: json.RawMessage(out.Text[l.Start:l.End])}
-		number := l.Kind == '-' || l.Kind >= '0' && l.Kind <= '9'
-		f.Tokens = program.ValueTokens(out.Tokens, h+l.Start, h+l.End, number)
-		var lp, clp float64
-		for _, t := range f.Tokens {
-			lp += t.Logprob
-			if t.Constrained != nil {
-				clp += t.Constrained.Logprob
-			} else {
-				clp += t.Logprob
-			}
+	decided := ""        // the output up to the last value chosen in full, generated no more
+	var settled []Field // the fields within decided
+	for {
+		out, err := x.m.Generate(ctx, prompt, reins.Options{Constraint: x.c, MaxTokens: x.opts.MaxTokens, Heal: decided == "",
+			Prefill: decided, Temperature: x.opts.Temperature, Seed: x.opts.Seed, TopLogprobs: x.opts.TopLogprobs})
+		if err != nil {
+			return nil, err
 		}
-		f.Confidence, f.Raw = math.Exp(clp), math.Exp(lp)
-		if alts, ok := alternativesAt(x.schema, l.Path); ok {
-			then := out.Text[l.End:]
-			if i+1 < len(leaves) {
-				then = out.Text[l.End:leaves[i+1].Start]
-			}
-			if len(then) > maxThen {
-				then = then[:maxThen]
-			}
-			if err := x.alternatives(ctx, &f, prompt+out.Text[:l.Start], out.Text, l, alts, then); err != nil {
-				return nil, err
-			}
+		whole := decided + out.Text
+		leaves, err := Leaves([]byte(whole))
+		if err != nil {
+			return nil, fmt.Errorf("reins bug: %w", err)
 		}
-		res.Fields = append(res.Fields, f)
+		res := &Result{Value: json.RawMessage(whole), Completion: out, Fields: append([]Field(nil), settled...)}
+		// The tokens spell Healed, then Text: byte i of whole is byte
+		// i-len(decided)+len(Healed) of the tokens.
+		shift := len(out.Healed) - len(decided)
+		rechosen := false
+		for i, l := range leaves {
+			if l.Start < len(decided) {
+				continue // settled in an earlier round
+			}
+			f := Field{Pointer: l.Pointer, Value: json.RawMessage(whole[l.Start:l.End])}
+			number := l.Kind == '-' || l.Kind >= '0' && l.Kind <= '9'
+			f.Tokens = program.ValueTokens(out.Tokens, l.Start+shift, l.End+shift, number)
+			var lp, clp float64
+			for _, t := range f.Tokens {
+				lp += t.Logprob
+				if t.Constrained != nil {
+					clp += t.Constrained.Logprob
+				} else {
+					clp += t.Logprob
+				}
+			}
+			f.Confidence, f.Raw = math.Exp(clp), math.Exp(lp)
+			if alts, ok := alternativesAt(x.schema, l.Path); ok {
+				then := whole[l.End:]
+				if i+1 < len(leaves) {
+					then = whole[l.End:leaves[i+1].Start]
+				}
+				if len(then) > maxThen {
+					then = then[:maxThen]
+				}
+				best, err := x.alternatives(ctx, &f, prompt+whole[:l.Start], whole, l, alts, then)
+				if err != nil {
+					return nil, err
+				}
+				if best != nil && string(best.Value) != string(f.Value) {
+					// Generation wrote a less probable value: take the most
+					// probable and generate the rest after it.
+					f.Value, f.Tokens = best.Value, best.tokens
+					f.Confidence, f.Raw = best.Prob, best.raw
+					decided = whole[:l.Start] + string(best.Value)
+					settled = append(res.Fields, f)
+					rechosen = true
+					break
+				}
+			}
+			res.Fields = append(res.Fields, f)
+		}
+		if !rechosen {
+			return res, nil
+		}
 	}
-	return res, nil
 }
 
 // alternatives scores the values alts lists for leaf l of text, keeping
-// those the schema allows there.
-func (x *Extractor) alternatives(ctx context.Context, f *Field, context, text string, l Leaf, alts []string, then string) error {
+// those the schema allows there, and returns the most probable (nil when
+// the leaf is written otherwise than the schema lists it).
+func (x *Extractor) alternatives(ctx context.Context, f *Field, context, text string, l Leaf, alts []string, then string) (*Alternative, error) {
 	chosen := text[l.Start:l.End]
 	var keep []string
 	for _, a := range alts {
@@ -258,27 +298,42 @@ func (x *Extractor) alternatives(ctx context.Context, f *Field, context, text st
 		}
 	}
 	if !containsString(keep, chosen) {
-		return nil // written otherwise than the schema lists it: the tokens' confidence stands
+		return nil, nil // written otherwise than the schema lists it: the tokens' confidence stands
 	}
 	if len(keep) == 1 {
 		f.Confidence = 1
 		f.Alternatives = []Alternative{{Value: json.RawMessage(chosen), Prob: 1}}
-		return nil
+		return &f.Alternatives[0], nil
 	}
 	sel, err := x.m.Choose(ctx, context, keep, reins.ChooseOptions{Then: then, Heal: true})
 	if err != nil {
 		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("score the alternatives of %s: %w", orRoot(f.Pointer), err)
+		return nil, fmt.Errorf("score the alternatives of %s: %w", orRoot(f.Pointer), err)
 	}
 	for _, o := range sel.Options {
-		f.Alternatives = append(f.Alternatives, Alternative{Value: json.RawMessage(o.Text), Prob: o.Prob, Logprob: o.Logprob, TopK: o.TopK})
+		a := Alternative{Value: json.RawMessage(o.Text), Prob: o.Prob, Logprob: o.Logprob, TopK: o.TopK}
+		// The option's tokens spell what healing took back, the value,
+		// then the text after it.
+		spelled := 0
+		for _, t := range o.Tokens {
+			spelled += len(t.Bytes)
+		}
+		start := spelled - len(o.Text) - len(then)
+		number := o.Text != "" && (o.Text[0] == '-' || o.Text[0] >= '0' && o.Text[0] <= '9')
+		a.tokens = program.ValueTokens(o.Tokens, start, start+len(o.Text), number)
+		lp := 0.0
+		for _, t := range a.tokens {
+			lp += t.Logprob
+		}
+		a.raw = math.Exp(lp)
+		f.Alternatives = append(f.Alternatives, a)
 		if o.Text == chosen {
 			f.Confidence = o.Prob
 		}
 	}
-	return nil
+	return &f.Alternatives[sel.Index], nil
 }
 
 func containsString(ss []string, s string) bool {

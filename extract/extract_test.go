@@ -314,3 +314,39 @@ func TestReadInputsErrors(t *testing.T) {
 }
 
 func mathExp(x float64) float64 { return math.Exp(x) }
+
+// TestListedValuesAreTheMostProbable: where the schema lists a leaf's
+// values, the value extracted is the most probable of them in full, not
+// the end of the likeliest token path.
+func TestListedValuesAreTheMostProbable(t *testing.T) {
+	schema, err := os.ReadFile("../testdata/extract/person.schema.json")
+	require.NoError(t, err)
+	x, err := New(reins.Builtin(), schema, &Options{})
+	require.NoError(t, err)
+	docs, err := filepath.Glob("../testdata/extract/docs/*.txt")
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	checked := 0
+	for _, d := range docs {
+		text, err := os.ReadFile(d)
+		require.NoError(t, err)
+		res, err := x.Extract(context.Background(), string(text))
+		require.NoError(t, err)
+		for _, f := range res.Fields {
+			if len(f.Alternatives) < 2 {
+				continue
+			}
+			best := f.Alternatives[0]
+			for _, a := range f.Alternatives {
+				if a.Prob > best.Prob {
+					best = a
+				}
+			}
+			assert.JSONEq(t, string(best.Value), string(f.Value), "%s %s", d, f.Pointer)
+			assert.InDelta(t, best.Prob, f.Confidence, 1e-9)
+			checked++
+		}
+		require.NoError(t, jsonschema.Validate(schema, res.Value))
+	}
+	assert.Positive(t, checked)
+}
