@@ -76,8 +76,10 @@ type Options struct {
 	Stream bool
 	// Header is sent with every request.
 	Header http.Header
-	// HTTPClient, Timeout, IdleTimeout, Retries, MaxResponseBytes: see
-	// the fields of the same names in backends/internal/remote.Options.
+	// HTTPClient, Timeout, IdleTimeout, Retries, Backoff, MaxBackoff,
+	// MaxResponseBytes, Cooldown: see the fields of the same names in
+	// backends/internal/remote.Options (a failed server rests Cooldown,
+	// then is used again once GET /api/version answers).
 	HTTPClient       *http.Client
 	Timeout          time.Duration
 	IdleTimeout      time.Duration
@@ -85,6 +87,7 @@ type Options struct {
 	Backoff          time.Duration
 	MaxBackoff       time.Duration
 	MaxResponseBytes int64
+	Cooldown         time.Duration
 }
 
 // Backend is an Ollama server serving one model. It is safe for
@@ -112,7 +115,7 @@ func New(opts Options) (*Backend, error) {
 	}
 	c, err := remote.New(remote.Options{URLs: urls, Header: opts.Header, HTTPClient: opts.HTTPClient,
 		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout, Retries: opts.Retries, Backoff: opts.Backoff,
-		MaxBackoff: opts.MaxBackoff, MaxResponseBytes: opts.MaxResponseBytes, HealthPath: "/api/version"})
+		MaxBackoff: opts.MaxBackoff, MaxResponseBytes: opts.MaxResponseBytes, Cooldown: opts.Cooldown, HealthPath: "/api/version"})
 	if err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)
 	}
@@ -251,10 +254,10 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 	line := func(data []byte) (bool, error) {
 		var a answer
 		if err := json.Unmarshal(data, &a); err != nil {
-			return false, fmt.Errorf("ollama: the server's answer is not JSON: %w (%q)", err, clip(data))
+			return false, fmt.Errorf("the server's answer is not JSON: %w (%q)", err, clip(data))
 		}
 		if a.Error != "" {
-			return false, fmt.Errorf("ollama: the server reports an error: %s", a.Error)
+			return false, fmt.Errorf("the server reports an error: %s", a.Error)
 		}
 		text := a.Response
 		if a.Message != nil {
@@ -265,10 +268,10 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		for i, l := range a.Logprobs {
 			t, bl, err := remote.Resolve(l.raw())
 			if err != nil {
-				return false, fmt.Errorf("ollama: %w", err)
+				return false, fmt.Errorf("%w", err)
 			}
 			if req.TopLogprobs > 0 && len(l.TopLogprobs) == 0 {
-				return false, fmt.Errorf("ollama: the server returned token %q without the top_logprobs asked for (is it older than v0.12.11?)", l.Token)
+				return false, fmt.Errorf("the server returned token %q without the top_logprobs asked for (is it older than v0.12.11?)", l.Token)
 			}
 			toks[i], blind[i] = t, bl
 		}
@@ -279,7 +282,7 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		}
 		ready, err := al.Ready(a.Done)
 		if err != nil {
-			return false, fmt.Errorf("ollama: %w", err)
+			return false, fmt.Errorf("%w", err)
 		}
 		for _, t := range ready {
 			if stopped {
@@ -287,7 +290,7 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 			}
 			resp.Tokens = append(resp.Tokens, t)
 			if len(resp.Tokens) > req.MaxTokens {
-				return false, fmt.Errorf("ollama: the server returned more than the %d tokens asked for", req.MaxTokens)
+				return false, fmt.Errorf("the server returned more than the %d tokens asked for", req.MaxTokens)
 			}
 			if stream && req.Watch != nil && !req.Watch(t) {
 				stopped = true

@@ -25,11 +25,6 @@ import (
 	"github.com/reins-go/reins/internal/shared"
 )
 
-// serverOptions keep the server's runner to one thread: on a loaded
-// two-core machine llama.cpp's thread barrier makes two threads a
-// hundred times slower than one.
-var serverOptions = map[string]any{"num_thread": 1}
-
 // seeds is how many seeds each constraint runs; REINS_SWEEP=1 widens it.
 func seeds() uint64 {
 	if os.Getenv("REINS_SWEEP") != "" {
@@ -81,7 +76,7 @@ func (r *recorder) returned(text string, lp float64) bool {
 
 func storiesBackend(t *testing.T, opts ollama.Options) *ollama.Backend {
 	srv := stories(t)
-	opts.Model, opts.URLs, opts.ServerOptions = storiesModel, []string{srv.URL}, serverOptions
+	opts.Model, opts.URLs = storiesModel, []string{srv.URL}
 	b, err := ollama.New(opts)
 	require.NoError(t, err)
 	return b
@@ -179,7 +174,7 @@ func TestRealGreedyMatchesLocal(t *testing.T) {
 // greedy text and every logprob equal the built-in model's in Go.
 func TestRealBigramLogprobs(t *testing.T) {
 	srv := server(t)
-	b, err := ollama.New(ollama.Options{Model: bigramModel, URLs: []string{srv.URL}, ServerOptions: serverOptions})
+	b, err := ollama.New(ollama.Options{Model: bigramModel, URLs: []string{srv.URL}})
 	require.NoError(t, err)
 	remote := reins.New(b)
 	local := reins.Builtin()

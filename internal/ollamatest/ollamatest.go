@@ -22,8 +22,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
+	"testing"
 	"time"
+
+	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/internal/shared"
 )
 
 // Module is the Go module the server is built from.
@@ -200,8 +205,9 @@ func (s *Server) waitReady(limit time.Duration) error {
 }
 
 // Create makes model name from a GGUF file, as "ollama create" does
-// with a Modelfile "FROM ./file.gguf".
-func (s *Server) Create(name, gguf string) error {
+// with a Modelfile "FROM ./file.gguf" and the lines given (PARAMETER
+// num_thread 1, say).
+func (s *Server) Create(name, gguf string, lines ...string) error {
 	d, err := os.MkdirTemp(s.dir, "create-")
 	if err != nil {
 		return err
@@ -213,7 +219,8 @@ func (s *Server) Create(name, gguf string) error {
 	if err := os.WriteFile(filepath.Join(d, "model.gguf"), data, 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(d, "Modelfile"), []byte("FROM ./model.gguf\n"), 0o644); err != nil {
+	modelfile := "FROM ./model.gguf\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(d, "Modelfile"), []byte(modelfile), 0o644); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -273,4 +280,93 @@ func tail(s string, n int) string {
 func IsBuildError(err error) bool {
 	var b *BuildError
 	return errors.As(err, &b)
+}
+
+// Model names that Shared creates.
+const (
+	BigramModel  = "reins-bigram" // the fixture's bigram model (internal/fixture)
+	StoriesModel = "stories260k"  // ../shared/models/stories260K.gguf
+)
+
+// Shared is a server started by the first test that needs it and shared
+// by a package's tests, with BigramModel and (when the shared data is
+// there) StoriesModel. Declare one in a test file and Stop it in
+// TestMain after m.Run.
+//
+// The models run llama.cpp on one thread (PARAMETER num_thread 1): on a
+// loaded two-core machine its thread barrier makes two threads a
+// hundred times slower than one.
+type Shared struct {
+	once    sync.Once
+	srv     *Server
+	err     error
+	stories error // why StoriesModel is missing, if it is
+}
+
+// Server returns the shared server, starting it on first use. It skips
+// the test, loudly, when Ollama cannot be built here.
+func (s *Shared) Server(t testing.TB) *Server {
+	t.Helper()
+	s.once.Do(s.start)
+	if IsBuildError(s.err) {
+		t.Skipf("%v", s.err)
+	}
+	if s.err != nil {
+		t.Fatalf("the real Ollama server: %v", s.err)
+	}
+	return s.srv
+}
+
+// Stories returns the shared server with StoriesModel on it, or skips
+// the test when the shared data is missing.
+func (s *Shared) Stories(t testing.TB) *Server {
+	t.Helper()
+	srv := s.Server(t)
+	if s.stories != nil {
+		t.Skipf("SHARED DATA MISSING: stories260K.gguf: %v", s.stories)
+	}
+	return srv
+}
+
+func (s *Shared) start() {
+	srv, err := Start()
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.srv = srv
+	dir, err := os.MkdirTemp("", "reins-ollama-models-")
+	if err != nil {
+		s.err = err
+		return
+	}
+	defer os.RemoveAll(dir)
+	p, err := fixture.Path(dir)
+	if err == nil {
+		err = srv.Create(BigramModel, p, oneThread)
+	}
+	if err != nil {
+		s.err = err
+		return
+	}
+	d := shared.Dir()
+	if d == "" {
+		s.stories = errors.New("../shared not found beside the project root")
+		return
+	}
+	stories := filepath.Join(d, "models", "stories260K.gguf")
+	if _, err := os.Stat(stories); err != nil {
+		s.stories = err
+		return
+	}
+	s.stories = srv.Create(StoriesModel, stories, oneThread)
+}
+
+const oneThread = "PARAMETER num_thread 1"
+
+// Stop stops the server, if it was started.
+func (s *Shared) Stop() {
+	if s.srv != nil {
+		s.srv.Stop()
+	}
 }

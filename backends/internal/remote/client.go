@@ -303,6 +303,14 @@ func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []b
 		if len(line) > c.opts.MaxLineBytes {
 			return taken, 0, fmt.Errorf("%s: a line of the answer is longer than %d bytes", u, c.opts.MaxLineBytes)
 		}
+		if err != nil && err != io.EOF {
+			// The answer broke off inside this line: drop it.
+			err = c.timeout(ctx, u, err)
+			if taken {
+				return taken, 0, fmt.Errorf("%w: %w", ErrStreamCut, err)
+			}
+			return taken, 0, err
+		}
 		if t := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(t)) > 0 {
 			taken = true
 			more, herr := each(t)
@@ -316,13 +324,6 @@ func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []b
 		line = line[:0]
 		if err == io.EOF {
 			return taken, 0, nil
-		}
-		if err != nil {
-			err = c.timeout(ctx, u, err)
-			if taken {
-				return taken, 0, fmt.Errorf("%w: %w", ErrStreamCut, err)
-			}
-			return taken, 0, err
 		}
 	}
 }

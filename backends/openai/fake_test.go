@@ -1,0 +1,353 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/backends/openai"
+	"github.com/reins-go/reins/decode"
+)
+
+// fake serves h after reading the request body into req.
+func fake(t *testing.T, h func(w http.ResponseWriter, r *http.Request, req map[string]any)) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		h(w, r, req)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func backend(t *testing.T, url string, opts openai.Options) *openai.Backend {
+	opts.Model, opts.URLs = "fake", []string{url}
+	if opts.Backoff == 0 {
+		opts.Backoff = time.Millisecond
+	}
+	b, err := openai.New(opts)
+	require.NoError(t, err)
+	return b
+}
+
+// legacy is a /completions answer in the legacy logprobs format (vLLM,
+// OpenAI's completions): parallel lists, alternatives as objects.
+func legacy(words []string, finish string) string {
+	lp := map[string]any{"tokens": words, "token_logprobs": []float64{}, "top_logprobs": []map[string]float64{}, "text_offset": []int{}}
+	off := 0
+	for i, w := range words {
+		x := -0.1 * float64(i+1)
+		lp["token_logprobs"] = append(lp["token_logprobs"].([]float64), x)
+		lp["top_logprobs"] = append(lp["top_logprobs"].([]map[string]float64), map[string]float64{w: x, "zz": x - 2, "q": x - 1})
+		lp["text_offset"] = append(lp["text_offset"].([]int), off)
+		off += len([]rune(w))
+	}
+	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "text": strings.Join(words, ""), "logprobs": lp, "finish_reason": finish}}})
+	return string(b)
+}
+
+// ints spells s as the JSON list of its bytes.
+func ints(s string) []int {
+	out := make([]int, len(s))
+	for i := range len(s) {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+// entry is a logprobs.content entry (chat format).
+func entry(w string, lp float64) map[string]any {
+	return map[string]any{"token": w, "logprob": lp, "bytes": ints(w), "top_logprobs": []any{
+		map[string]any{"token": w, "logprob": lp, "bytes": ints(w)},
+		map[string]any{"token": "zz", "logprob": lp - 2, "bytes": ints("zz")},
+	}}
+}
+
+// chat is a /chat/completions answer.
+func chat(words []string, finish string) string {
+	var content []any
+	for i, w := range words {
+		content = append(content, entry(w, -0.1*float64(i+1)))
+	}
+	b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0,
+		"message":  map[string]any{"role": "assistant", "content": strings.Join(words, "")},
+		"logprobs": map[string]any{"content": content}, "finish_reason": finish}}})
+	return string(b)
+}
+
+// TestLegacyCompletions: the legacy format's parallel lists become
+// tokens with their alternatives, most probable first; the request
+// carries what reins asked.
+func TestLegacyCompletions(t *testing.T) {
+	var got map[string]any
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		got = req
+		assert.Equal(t, "Bearer sk-test", r.Header.Get("Authorization"))
+		assert.Equal(t, "/v1/completions", r.URL.Path)
+		fmt.Fprint(w, legacy([]string{" upon", " a", " time"}, "length"))
+	})
+	b := backend(t, s.URL+"/v1", openai.Options{APIKey: "sk-test", TopLogprobs: 5})
+	resp, err := b.Continue(context.Background(), decode.TextRequest{Prompt: "Once", Output: " ", MaxTokens: 3, TopLogprobs: 3,
+		Sampling: decode.SamplingOptions{Temperature: 0.5, Seed: 7}, Stop: []string{"\n"}})
+	require.NoError(t, err)
+	assert.Equal(t, "Once ", got["prompt"])
+	assert.EqualValues(t, 3, got["max_tokens"])
+	assert.EqualValues(t, 3, got["logprobs"])
+	assert.EqualValues(t, 7, got["seed"])
+	assert.EqualValues(t, 0.5, got["temperature"])
+	require.Len(t, resp.Tokens, 3)
+	assert.Equal(t, decode.FinishLength, resp.FinishReason)
+	tk := resp.Tokens[1]
+	assert.Equal(t, " a", tk.Token)
+	assert.InDelta(t, -0.2, tk.Logprob, 1e-12)
+	require.Len(t, tk.TopLogprobs, 3)
+	assert.Equal(t, []string{" a", "q", "zz"}, []string{tk.TopLogprobs[0].Token, tk.TopLogprobs[1].Token, tk.TopLogprobs[2].Token})
+}
+
+// TestVLLMSpellings: "bytes:\xNN" tokens and "token_id:N" tokens.
+func TestVLLMSpellings(t *testing.T) {
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		lp := map[string]any{
+			"tokens": []string{" caf", `bytes:\xc3`, `bytes:\xa9`}, "token_logprobs": []float64{-0.1, -0.2, -0.3},
+			"top_logprobs": []map[string]float64{{" caf": -0.1}, {`bytes:\xc3`: -0.2}, {`bytes:\xa9`: -0.3}}, "text_offset": []int{0, 4, 4}}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": " café", "logprobs": lp, "finish_reason": "stop"}}})
+		w.Write(b)
+	})
+	resp, err := backend(t, s.URL, openai.Options{}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 3, TopLogprobs: 1})
+	require.NoError(t, err)
+	require.Len(t, resp.Tokens, 3)
+	assert.Equal(t, []byte{0xc3}, []byte(resp.Tokens[1].Bytes))
+	assert.Equal(t, []byte{0xa9}, []byte(resp.Tokens[2].Bytes))
+
+	s = fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		e := entry(" up", -0.5)
+		e["token"] = "token_id:1234"
+		e["top_logprobs"] = []any{map[string]any{"token": "token_id:1234", "logprob": -0.5, "bytes": ints(" up")}}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": " up"},
+			"logprobs": map[string]any{"content": []any{e}}, "finish_reason": "length"}}})
+		w.Write(b)
+	})
+	resp, err = backend(t, s.URL, openai.Options{Chat: true, Bias: true}).Continue(context.Background(),
+		decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1, Bias: map[int]float64{99: -100}})
+	require.NoError(t, err)
+	assert.Equal(t, 1234, resp.Tokens[0].ID)
+	assert.Equal(t, " up", resp.Tokens[0].Token)
+}
+
+// TestChatPrefill: the output so far is an assistant message, marked as
+// each server wants; a server that cannot continue one says so.
+func TestChatPrefill(t *testing.T) {
+	var got map[string]any
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		got = req
+		fmt.Fprint(w, chat([]string{" time"}, "length"))
+	})
+	req := decode.TextRequest{Prompt: "Tell me", Output: "Once upon a", MaxTokens: 1, TopLogprobs: 2}
+	for _, c := range []struct {
+		p     openai.Prefill
+		check func()
+	}{
+		{openai.PrefillLast, func() { assert.Nil(t, got["continue_final_message"]) }},
+		{openai.PrefillVLLM, func() {
+			assert.Equal(t, true, got["continue_final_message"])
+			assert.Equal(t, false, got["add_generation_prompt"])
+		}},
+		{openai.PrefillPrefix, func() {
+			msgs := got["messages"].([]any)
+			assert.Equal(t, true, msgs[len(msgs)-1].(map[string]any)["prefix"])
+		}},
+	} {
+		_, err := backend(t, s.URL, openai.Options{Chat: true, Prefill: c.p, System: "Be brief."}).Continue(context.Background(), req)
+		require.NoError(t, err, c.p)
+		msgs := got["messages"].([]any)
+		require.Len(t, msgs, 3, c.p)
+		assert.Equal(t, "system", msgs[0].(map[string]any)["role"])
+		assert.Equal(t, "assistant", msgs[2].(map[string]any)["role"])
+		assert.Equal(t, "Once upon a", msgs[2].(map[string]any)["content"])
+		assert.Equal(t, true, got["logprobs"])
+		assert.EqualValues(t, 2, got["top_logprobs"])
+		c.check()
+	}
+	_, err := backend(t, s.URL, openai.Options{Chat: true, Prefill: openai.PrefillNone}).Continue(context.Background(), req)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot continue an assistant message")
+}
+
+// sse writes events for words, then [DONE] unless cut.
+func sse(w http.ResponseWriter, words []string, delay time.Duration, sent *atomic.Int32, r *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, word := range words {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": word},
+			"logprobs": map[string]any{"content": []any{entry(word, -0.1*float64(i+1))}}}}})
+		if _, err := fmt.Fprintf(w, ": keep-alive\n\ndata: %s\n\n", b); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		sent.Add(1)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+}
+
+// TestStreamStopsEarly: a streamed answer reaches the generation token
+// by token, and the first refused token ends the request, which spares
+// the server the rest.
+func TestStreamStopsEarly(t *testing.T) {
+	var sent atomic.Int32
+	var calls atomic.Int32
+	var left sync.WaitGroup
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		if calls.Add(1) == 1 {
+			left.Add(1)
+			defer left.Done()
+			sse(w, []string{" up", "on", " a", " tim", "e", "!", " It", " was", " a", " day"}, 20*time.Millisecond, &sent, r)
+			return
+		}
+		sse(w, []string{"."}, 0, &sent, r)
+	})
+	m := reins.New(backend(t, s.URL, openai.Options{Chat: true, Stream: true}))
+	re, err := reins.Regex(` upon a time[.]`)
+	require.NoError(t, err)
+	out, err := m.Generate(context.Background(), "Once", reins.Options{Constraint: re, MaxTokens: 50})
+	require.NoError(t, err)
+	assert.Equal(t, " upon a time.", out.Text)
+	left.Wait()
+	assert.Less(t, int(sent.Load()), 9, "the server stopped soon after the refused token")
+	assert.Equal(t, 5, out.Usage.Kept)
+}
+
+// TestEcho: scoring with echo takes the text's tokens after the prompt.
+func TestEcho(t *testing.T) {
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		assert.Equal(t, true, req["echo"])
+		assert.Equal(t, "Lily was very happy", req["prompt"])
+		words := []string{"Lily", " was", " very", " happy", "."}
+		lp := map[string]any{"tokens": words, "token_logprobs": []any{nil, -1.0, -2.0, -3.0, -0.5},
+			"top_logprobs": []any{nil, map[string]float64{" was": -1}, map[string]float64{" very": -2}, map[string]float64{" happy": -3, " sad": -3.5}, map[string]float64{".": -0.5}},
+			"text_offset": []int{0, 4, 8, 13, 19}}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": "Lily was very happy.", "logprobs": lp, "finish_reason": "length"}}})
+		w.Write(b)
+	})
+	m := reins.New(backend(t, s.URL, openai.Options{Echo: true}))
+	res, err := m.Score(context.Background(), " happy", reins.ScoreOptions{Context: "Lily was very", TopLogprobs: 2})
+	require.NoError(t, err)
+	require.Len(t, res.Tokens, 1)
+	assert.Equal(t, " happy", res.Tokens[0].Token)
+	assert.InDelta(t, -3, res.Sum, 1e-12)
+	assert.Len(t, res.Tokens[0].TopLogprobs, 2)
+	sel, err := m.Choose(context.Background(), "Lily was very", []string{" happy"}, reins.ChooseOptions{})
+	require.NoError(t, err)
+	assert.False(t, sel.Options[0].TopK, "exact with echo")
+
+	_, err = reins.New(backend(t, s.URL, openai.Options{})).Score(context.Background(), "x", reins.ScoreOptions{})
+	assert.ErrorIs(t, err, decode.ErrCannotScore)
+}
+
+// TestOpenAIFaults: what a server gets wrong is a clear error (or, for
+// a busy server, a correct retry), never tokens.
+func TestOpenAIFaults(t *testing.T) {
+	var calls atomic.Int32
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"error": {"message": "Rate limit reached", "type": "requests"}}`)
+			return
+		}
+		fmt.Fprint(w, chat([]string{" up"}, "length"))
+	})
+	resp, err := backend(t, s.URL, openai.Options{Chat: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
+	require.NoError(t, err)
+	assert.Len(t, resp.Tokens, 1)
+	assert.Equal(t, int32(2), calls.Load())
+
+	noLogprobs := `{"choices":[{"message":{"content":" up"},"finish_reason":"length"}]}`
+	mismatch := `{"choices":[{"message":{"content":" up"},"logprobs":{"content":[{"token":" UP","logprob":-0.1,"bytes":[32,117,112],"top_logprobs":[{"token":" up","logprob":-0.1,"bytes":[32,117,112]}]}]},"finish_reason":"length"}]}`
+	noTop := `{"choices":[{"message":{"content":" up"},"logprobs":{"content":[{"token":" up","logprob":-0.1,"bytes":[32,117,112]}]},"finish_reason":"length"}]}`
+	for _, c := range []struct{ name, body, want string }{
+		{"no logprobs", noLogprobs, "without logprobs"},
+		{"token and bytes differ", mismatch, "does not match its bytes"},
+		{"no top_logprobs", noTop, "without the top_logprobs"},
+		{"truncated", chat([]string{" up"}, "length")[:30], "not JSON"},
+		{"malformed", `{"choices": "none"}`, "not JSON"},
+		{"no choices", `{"choices": []}`, "no choices"},
+		{"error object", `{"error": {"message": "context length exceeded"}}`, "context length exceeded"},
+		{"text differs", strings.Replace(chat([]string{" up"}, "length"), `"content":" up"`, `"content":" down"`, 1), "do not spell"},
+	} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) { fmt.Fprint(w, c.body) })
+		resp, err := backend(t, s.URL, openai.Options{Chat: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
+		require.Error(t, err, c.name)
+		assert.Nil(t, resp, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+
+	// A stream that ends without [DONE] or a finish reason is truncated.
+	s = fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]any{"content": " up"},
+			"logprobs": map[string]any{"content": []any{entry(" up", -0.1)}}}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	})
+	_, err = backend(t, s.URL, openai.Options{Chat: true, Stream: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 4, TopLogprobs: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "truncated")
+
+	// Cancellation returns within 100 ms.
+	hang := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) { <-r.Context().Done() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan time.Time, 1)
+	go func() {
+		backend(t, hang.URL, openai.Options{}).Continue(ctx, decode.TextRequest{Prompt: "A", MaxTokens: 1})
+		done <- time.Now()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	at := time.Now()
+	cancel()
+	select {
+	case end := <-done:
+		assert.Less(t, end.Sub(at), 100*time.Millisecond)
+	case <-time.After(time.Second):
+		t.Fatal("Continue did not return after the cancellation")
+	}
+}
+
+// TestOptions: options are checked, and the API key comes from the
+// environment when not given.
+func TestOptions(t *testing.T) {
+	_, err := openai.New(openai.Options{})
+	assert.Error(t, err)
+	_, err = openai.New(openai.Options{Model: "m", ExtraBody: map[string]any{"prompt": "x"}})
+	assert.Error(t, err)
+	_, err = openai.New(openai.Options{Model: "m", URLs: []string{"ftp://x"}})
+	assert.Error(t, err)
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	var auth string
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		auth = r.Header.Get("Authorization")
+		assert.Equal(t, "yes", r.Header.Get("X-Extra"))
+		fmt.Fprint(w, legacy([]string{"a"}, "length"))
+	})
+	b := backend(t, s.URL, openai.Options{Header: http.Header{"X-Extra": {"yes"}}})
+	_, err = b.Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "Bearer sk-env", auth)
+	p, err := openai.ParsePrefill("vllm")
+	require.NoError(t, err)
+	assert.Equal(t, openai.PrefillVLLM, p)
+}
