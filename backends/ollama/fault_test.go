@@ -24,9 +24,9 @@ import (
 
 // fakeToken is one token of a fake answer, with two alternatives.
 type fakeToken struct {
-	Token       string     `json:"token"`
-	Logprob     float64    `json:"logprob"`
-	Bytes       []int      `json:"bytes,omitempty"`
+	Token       string    `json:"token"`
+	Logprob     float64   `json:"logprob"`
+	Bytes       []int     `json:"bytes,omitempty"`
 	TopLogprobs []fakeAlt `json:"top_logprobs,omitempty"`
 }
 

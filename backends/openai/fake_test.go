@@ -241,7 +241,7 @@ func TestEcho(t *testing.T) {
 		words := []string{"Lily", " was", " very", " happy", "."}
 		lp := map[string]any{"tokens": words, "token_logprobs": []any{nil, -1.0, -2.0, -3.0, -0.5},
 			"top_logprobs": []any{nil, map[string]float64{" was": -1}, map[string]float64{" very": -2}, map[string]float64{" happy": -3, " sad": -3.5}, map[string]float64{".": -0.5}},
-			"text_offset": []int{0, 4, 8, 13, 19}}
+			"text_offset":  []int{0, 4, 8, 13, 19}}
 		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": "Lily was very happy.", "logprobs": lp, "finish_reason": "length"}}})
 		w.Write(b)
 	})

@@ -284,12 +284,12 @@ func (b *Backend) body(req decode.TextRequest, stream bool) (map[string]any, err
 // answer is a completion, a chat completion, or a chunk of either.
 type answer struct {
 	Choices []struct {
-		Index        int      `json:"index"`
-		Text         *string  `json:"text"`
-		Message      *content `json:"message"`
-		Delta        *content `json:"delta"`
+		Index        int       `json:"index"`
+		Text         *string   `json:"text"`
+		Message      *content  `json:"message"`
+		Delta        *content  `json:"delta"`
 		Logprobs     *logprobs `json:"logprobs"`
-		FinishReason *string `json:"finish_reason"`
+		FinishReason *string   `json:"finish_reason"`
 	} `json:"choices"`
 	Error json.RawMessage `json:"error"`
 }
