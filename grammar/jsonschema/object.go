@@ -224,54 +224,110 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	return grammar.Seq(lit("{"), first, lit("}")), nil
 }
 
-// patternMembers compiles one additional member under patternProperties:
-// a key that matches a pattern. It is exact when one schema has
-// patternProperties and additionalProperties false (no other key may
-// appear), its patterns' schemas are all the same (a key matching
-// several needs no intersection) and no listed property name matches a
-// pattern (the member would take it again).
+// maxKeyPatterns bounds the patterns of patternProperties one object's
+// keys are judged by (its schemas' together).
+const maxKeyPatterns = 16
+
+// patternMembers compiles one additional member of an object some of
+// whose schemas have patternProperties: a key that is no listed name,
+// whose value satisfies what the key calls for: in each schema with
+// patternProperties, the schemas of the patterns the key matches, or
+// its additionalProperties where none does; in the others (extras),
+// their additionalProperties. The keys are split by the patterns they
+// match with an automaton of all the patterns and the listed names
+// (patterns read as the validator reads them, with Go's regexp); nil
+// when no additional key is possible.
 func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, ptr string, l layout) (*grammar.Node, error) {
-	s := patterned[0]
-	if len(patterned) > 1 {
-		return nil, c.errorf(patterned[1].Ptr, "patternProperties", "patternProperties in two schemas intersected are not supported")
+	type pat struct {
+		part int
+		pp   PatternProp
+		ptr  string
 	}
-	if s.AdditionalProps == nil || !s.AdditionalProps.False {
-		return nil, c.errorf(s.Ptr, "patternProperties", "not supported unless additionalProperties is false (the other keys would need the patterns' complement)")
-	}
-	first := s.PatternProps[0].Schema.String()
-	var keys []*grammar.Node
-	for _, pp := range s.PatternProps {
-		pptr := s.Ptr + "/patternProperties/" + escapePointer(pp.Pattern)
-		if pp.Schema.String() != first {
-			return nil, c.errorf(pptr, "", "patterns with different schemas are not supported")
+	var pats []pat
+	for i, s := range patterned {
+		for _, pp := range s.PatternProps {
+			pats = append(pats, pat{i, pp, s.Ptr + "/patternProperties/" + escapePointer(pp.Pattern)})
 		}
-		re, err := c.ev.regexp(pp.Pattern)
+	}
+	if len(pats) > maxKeyPatterns {
+		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "more than %d patterns judge one object's keys: not supported", maxKeyPatterns)
+	}
+	comps := make([]*dfa, 0, len(pats)+2)
+	for _, p := range pats {
+		d, err := regexDFA(p.pp.Pattern, true)
 		if err != nil {
-			return nil, c.errorf(pptr, "", "bad pattern: %v", err)
+			return nil, c.errorf(p.ptr, "", "the pattern's complement, for the other keys: %v", err)
 		}
-		for _, name := range names {
-			if re.MatchString(name) {
-				return nil, c.errorf(pptr, "", "property %q matches the pattern too: not supported", name)
+		comps = append(comps, d.complete())
+	}
+	listed := namesDFA(names).complete()
+	comps = append(comps, listed)
+	if c.opts.Bounded {
+		comps = append(comps, lengthDFA(0, BoundedLength))
+	}
+	regions := map[uint64]int32{}  // the patterns a key matches → its label, 0 if no value fits
+	values := []*grammar.Node{nil} // by label
+	var lowerErr error
+	label := func(t []int32) int32 {
+		if listed.label[t[len(pats)]] != 0 || lowerErr != nil {
+			return 0
+		}
+		var v uint64
+		for i := range pats {
+			if comps[i].label[t[i]] != 0 {
+				v |= 1 << i
 			}
 		}
-		g, err := patternNode(pp.Pattern)
+		if lab, ok := regions[v]; ok {
+			return lab
+		}
+		xs := slices.Clone(extras)
+		for pi, s := range patterned {
+			matched := false
+			for i, p := range pats {
+				if p.part == pi && v&(1<<i) != 0 {
+					xs = append(xs, p.pp.Schema)
+					matched = true
+				}
+			}
+			if !matched && s.AdditionalProps != nil {
+				xs = append(xs, s.AdditionalProps)
+			}
+		}
+		g, err := c.nested(func() (*grammar.Node, error) {
+			if len(xs) == 0 {
+				return c.anyValue(), nil
+			}
+			return c.conj(xs...)
+		})
 		if err != nil {
-			return nil, c.errorf(pptr, "", "%v", err)
+			if !isEmpty(err) {
+				lowerErr = err
+			}
+			regions[v] = 0
+			return 0
 		}
-		if g, err = jsonEncode(g); err != nil {
-			return nil, c.errorf(pptr, "", "%v", err)
-		}
-		keys = append(keys, g)
+		lab := int32(len(values))
+		values = append(values, g)
+		regions[v] = lab
+		return lab
 	}
-	xs := append([]*Schema{s.PatternProps[0].Schema}, extras...)
-	v, err := c.nested(func() (*grammar.Node, error) { return c.conj(xs...) })
-	if isEmpty(err) {
-		return nil, nil // no value fits: no such key may appear
+	d, err := product(comps, label)
+	if lowerErr != nil {
+		return nil, lowerErr
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "splitting the keys by pattern: %v", err)
 	}
-	return c.rule(grammar.Seq(lit(`"`), grammar.Alt(keys...), lit(`"`), l.colon, v)), nil
+	d = d.minimize()
+	if d.label[0] == 0 && len(d.edges[0]) == 0 {
+		return nil, nil // no additional key is possible
+	}
+	key, err := c.dfaGrammar(d, ptr, func(lab int32) *grammar.Node { return grammar.Seq(lit(`"`), l.colon, values[lab]) })
+	if err != nil {
+		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "%v", err)
+	}
+	return c.rule(grammar.Seq(lit(`"`), key)), nil
 }
 
 // anyOrderMax is the most listed properties an object accepts in any

@@ -1,0 +1,642 @@
+package jsonschema
+
+import (
+	"fmt"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/reins-go/reins/grammar"
+)
+
+// Automata over code points, for what a grammar of the pattern alone
+// cannot say: the keys no pattern of patternProperties matches (a
+// complement), a pattern within length bounds, several patterns on one
+// string (an intersection), property names. A regular expression becomes
+// a DFA by the subset construction over Go's own compiled program
+// (regexp/syntax, the validator's reading); DFAs combine by product,
+// each state labelled by a function of its components' states; the
+// result is minimized and written as right-linear grammar rules.
+//
+// Every construction is bounded by maxDFAStates: past it the caller
+// refuses, naming the keyword, rather than building a grammar too large
+// to compile.
+
+// maxDFAStates bounds the states of one automaton reins builds.
+const maxDFAStates = 4096
+
+// dfaEdge leads the runes lo to hi to state to.
+type dfaEdge struct {
+	lo, hi rune
+	to     int32
+}
+
+// dfa is a deterministic automaton over code points. State 0 starts; a
+// rune without an edge rejects. label[q] is 0 where q rejects, else the
+// kind of acceptance (1 for a plain accepting state).
+type dfa struct {
+	edges [][]dfaEdge // per state, sorted by lo, disjoint
+	label []int32
+}
+
+func (d *dfa) size() int { return len(d.label) }
+
+// errDFATooLarge is the error past maxDFAStates.
+var errDFATooLarge = fmt.Errorf("the automaton would take more than %d states", maxDFAStates)
+
+// nfa is a regular expression's program, run as a set of instructions.
+type nfa struct {
+	prog   *syntax.Prog
+	search bool // a match anywhere in the string (JSON Schema's pattern); else the whole string
+}
+
+// nfaState is a set of instruction indices, sorted, plus whether a match
+// was found already (search) and whether it stands at the string's start.
+type nfaState struct {
+	pcs     []uint32
+	matched bool
+	begin   bool
+}
+
+func (s nfaState) key() string {
+	var b strings.Builder
+	if s.matched {
+		return "M"
+	}
+	if s.begin {
+		b.WriteByte('^')
+	}
+	for _, pc := range s.pcs {
+		b.WriteString(strconv.FormatUint(uint64(pc), 36))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// closure adds to the set what pcs reach without consuming a rune: at
+// the start when begin. Instructions that consume, and zero-width ones
+// that may hold at the end, stay in the set.
+func (m *nfa) closure(pcs []uint32, begin bool) (nfaState, error) {
+	st := nfaState{begin: begin}
+	seen := make(map[uint32]bool, len(pcs)*2)
+	stack := slices.Clone(pcs)
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &m.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop:
+			stack = append(stack, in.Out)
+		case syntax.InstEmptyWidth:
+			cond := syntax.EmptyOp(in.Arg)
+			if cond&(syntax.EmptyWordBoundary|syntax.EmptyNoWordBoundary|syntax.EmptyBeginLine|syntax.EmptyEndLine) != 0 {
+				return st, fmt.Errorf("word boundaries and multi-line anchors are not supported")
+			}
+			allowed := syntax.EmptyOp(0)
+			if begin {
+				allowed |= syntax.EmptyBeginText
+			}
+			switch {
+			case cond&^allowed == 0:
+				stack = append(stack, in.Out)
+			case cond&^(allowed|syntax.EmptyEndText) == 0:
+				st.pcs = append(st.pcs, pc) // may hold at the end
+			}
+		case syntax.InstMatch:
+			if m.search {
+				return nfaState{matched: true}, nil
+			}
+			st.pcs = append(st.pcs, pc)
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			st.pcs = append(st.pcs, pc)
+		}
+	}
+	slices.Sort(st.pcs)
+	return st, nil
+}
+
+// accepts reports whether the string may end in state s.
+func (m *nfa) accepts(s nfaState) bool {
+	if s.matched {
+		return true
+	}
+	seen := map[uint32]bool{}
+	stack := slices.Clone(s.pcs)
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &m.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstMatch:
+			return true
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Out, in.Arg)
+		case syntax.InstCapture, syntax.InstNop:
+			stack = append(stack, in.Out)
+		case syntax.InstEmptyWidth:
+			allowed := syntax.EmptyEndText
+			if s.begin {
+				allowed |= syntax.EmptyBeginText
+			}
+			if syntax.EmptyOp(in.Arg)&^allowed == 0 {
+				stack = append(stack, in.Out)
+			}
+		}
+	}
+	return false
+}
+
+// runeRanges returns the runes instruction in consumes, as ranges.
+func runeRanges(in *syntax.Inst) []rune {
+	switch in.Op {
+	case syntax.InstRuneAny:
+		return []rune{0, utf8.MaxRune}
+	case syntax.InstRuneAnyNotNL:
+		return []rune{0, '\n' - 1, '\n' + 1, utf8.MaxRune}
+	case syntax.InstRune1:
+		return []rune{in.Rune[0], in.Rune[0]}
+	case syntax.InstRune:
+		if len(in.Rune) == 1 { // one rune, perhaps folded
+			r := in.Rune[0]
+			out := []rune{r, r}
+			if syntax.Flags(in.Arg)&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					out = append(out, f, f)
+				}
+			}
+			return out
+		}
+		return in.Rune
+	}
+	return nil
+}
+
+// step returns the state after rune r.
+func (m *nfa) step(s nfaState, r rune) (nfaState, error) {
+	if s.matched {
+		return s, nil
+	}
+	var next []uint32
+	for _, pc := range s.pcs {
+		in := &m.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			if in.MatchRune(r) {
+				next = append(next, in.Out)
+			}
+		}
+	}
+	if m.search {
+		next = append(next, uint32(m.prog.Start))
+	}
+	return m.closure(next, false)
+}
+
+// regexDFA returns the DFA of the strings that contain a match of the
+// Go regular expression pat (search) or match it whole.
+func regexDFA(pat string, search bool) (*dfa, error) {
+	re, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	m := &nfa{prog: prog, search: search}
+	start, err := m.closure([]uint32{uint32(prog.Start)}, true)
+	if err != nil {
+		return nil, err
+	}
+	d := &dfa{}
+	ids := map[string]int32{}
+	var queue []nfaState
+	add := func(s nfaState) (int32, error) {
+		k := s.key()
+		if id, ok := ids[k]; ok {
+			return id, nil
+		}
+		if len(d.label) >= maxDFAStates {
+			return 0, errDFATooLarge
+		}
+		id := int32(len(d.label))
+		ids[k] = id
+		lab := int32(0)
+		if m.accepts(s) {
+			lab = 1
+		}
+		d.label = append(d.label, lab)
+		d.edges = append(d.edges, nil)
+		queue = append(queue, s)
+		return id, nil
+	}
+	if _, err := add(start); err != nil {
+		return nil, err
+	}
+	for q := 0; q < len(queue); q++ {
+		s := queue[q]
+		if s.matched {
+			d.edges[q] = []dfaEdge{{0, utf8.MaxRune, int32(q)}}
+			continue
+		}
+		// The boundaries of the runes the set's instructions consume; in
+		// a search every rune leads somewhere (back to the start).
+		bounds := []rune{0, utf8.MaxRune + 1}
+		for _, pc := range s.pcs {
+			rs := runeRanges(&prog.Inst[pc])
+			for i := 0; i+1 < len(rs); i += 2 {
+				bounds = append(bounds, rs[i], rs[i+1]+1)
+			}
+		}
+		slices.Sort(bounds)
+		bounds = slices.Compact(bounds)
+		for i := 0; i+1 < len(bounds); i++ {
+			lo, hi := bounds[i], bounds[i+1]-1
+			next, err := m.step(s, lo)
+			if err != nil {
+				return nil, err
+			}
+			if !next.matched && len(next.pcs) == 0 {
+				continue // no match can follow
+			}
+			to, err := add(next)
+			if err != nil {
+				return nil, err
+			}
+			es := d.edges[q]
+			if n := len(es); n > 0 && es[n-1].to == to && es[n-1].hi+1 == lo {
+				es[n-1].hi = hi
+			} else {
+				es = append(es, dfaEdge{lo, hi, to})
+			}
+			d.edges[q] = es
+		}
+	}
+	return d, nil
+}
+
+// namesDFA returns the DFA of the strings among names: state labels are
+// 1 + the index of the name that ends there, 0 elsewhere.
+func namesDFA(names []string) *dfa {
+	d := &dfa{edges: [][]dfaEdge{nil}, label: []int32{0}}
+	for i, name := range names {
+		q := int32(0)
+		for _, r := range name {
+			next := int32(-1)
+			for _, e := range d.edges[q] {
+				if e.lo == r {
+					next = e.to
+				}
+			}
+			if next < 0 {
+				next = int32(len(d.label))
+				d.label = append(d.label, 0)
+				d.edges = append(d.edges, nil)
+				es := append(d.edges[q], dfaEdge{r, r, next})
+				slices.SortFunc(es, func(a, b dfaEdge) int { return int(a.lo - b.lo) })
+				d.edges[q] = es
+			}
+			q = next
+		}
+		if d.label[q] == 0 {
+			d.label[q] = int32(i + 1)
+		}
+	}
+	return d
+}
+
+// lengthDFA returns the DFA of the strings of min to max code points
+// (max -1: no bound).
+func lengthDFA(min, max int) *dfa {
+	top := max
+	if max < 0 {
+		top = min
+	}
+	d := &dfa{}
+	for n := 0; n <= top; n++ {
+		lab := int32(0)
+		if n >= min {
+			lab = 1
+		}
+		d.label = append(d.label, lab)
+		switch {
+		case n < top:
+			d.edges = append(d.edges, []dfaEdge{{0, utf8.MaxRune, int32(n + 1)}})
+		case max < 0:
+			d.edges = append(d.edges, []dfaEdge{{0, utf8.MaxRune, int32(n)}})
+		default:
+			d.edges = append(d.edges, nil)
+		}
+	}
+	return d
+}
+
+// complete returns d with a rejecting state that takes every rune d
+// has no edge for, so that every string reaches some state.
+func (d *dfa) complete() *dfa {
+	sink := int32(len(d.label))
+	out := &dfa{label: append(slices.Clone(d.label), 0), edges: make([][]dfaEdge, len(d.label)+1)}
+	out.edges[sink] = []dfaEdge{{0, utf8.MaxRune, sink}}
+	for q, es := range d.edges {
+		var filled []dfaEdge
+		next := rune(0)
+		for _, e := range es {
+			if e.lo > next {
+				filled = append(filled, dfaEdge{next, e.lo - 1, sink})
+			}
+			filled = append(filled, e)
+			next = e.hi + 1
+		}
+		if next <= utf8.MaxRune {
+			filled = append(filled, dfaEdge{next, utf8.MaxRune, sink})
+		}
+		out.edges[q] = filled
+	}
+	return out
+}
+
+// product runs the DFAs ds together: a state is a tuple of their states
+// (a component without an edge for a rune ends the product's edge:
+// complete a component that must go on), labelled by label(tuple).
+// States from which no labelled state is reachable are left out.
+func product(ds []*dfa, label func(tuple []int32) int32) (*dfa, error) {
+	out := &dfa{}
+	ids := map[string]int32{}
+	var tuples [][]int32
+	key := func(t []int32) string {
+		var b strings.Builder
+		for _, x := range t {
+			b.WriteString(strconv.Itoa(int(x)))
+			b.WriteByte(',')
+		}
+		return b.String()
+	}
+	add := func(t []int32) (int32, error) {
+		k := key(t)
+		if id, ok := ids[k]; ok {
+			return id, nil
+		}
+		if len(out.label) >= maxDFAStates {
+			return 0, errDFATooLarge
+		}
+		id := int32(len(out.label))
+		ids[k] = id
+		out.label = append(out.label, label(t))
+		out.edges = append(out.edges, nil)
+		tuples = append(tuples, t)
+		return id, nil
+	}
+	if _, err := add(make([]int32, len(ds))); err != nil {
+		return nil, err
+	}
+	for q := 0; q < len(tuples); q++ {
+		t := tuples[q]
+		var bounds []rune
+		for i, d := range ds {
+			for _, e := range d.edges[t[i]] {
+				bounds = append(bounds, e.lo, e.hi+1)
+			}
+		}
+		slices.Sort(bounds)
+		bounds = slices.Compact(bounds)
+		idx := make([]int, len(ds)) // each component's next edge
+		for b := 0; b+1 < len(bounds); b++ {
+			lo, hi := bounds[b], bounds[b+1]-1
+			next := make([]int32, len(ds))
+			ok := true
+			for i, d := range ds {
+				es := d.edges[t[i]]
+				for idx[i] < len(es) && es[idx[i]].hi < lo {
+					idx[i]++
+				}
+				if idx[i] >= len(es) || es[idx[i]].lo > lo {
+					ok = false
+					break
+				}
+				next[i] = es[idx[i]].to
+			}
+			if !ok {
+				continue
+			}
+			to, err := add(next)
+			if err != nil {
+				return nil, err
+			}
+			es := out.edges[q]
+			if n := len(es); n > 0 && es[n-1].to == to && es[n-1].hi+1 == lo {
+				es[n-1].hi = hi
+			} else {
+				es = append(es, dfaEdge{lo, hi, to})
+			}
+			out.edges[q] = es
+		}
+	}
+	return out.trim(), nil
+}
+
+// trim leaves out the states from which no labelled state is reachable
+// (the start stays, perhaps without edges).
+func (d *dfa) trim() *dfa {
+	live := make([]bool, d.size())
+	for q, l := range d.label {
+		live[q] = l != 0
+	}
+	for changed := true; changed; {
+		changed = false
+		for q, es := range d.edges {
+			if live[q] {
+				continue
+			}
+			for _, e := range es {
+				if live[e.to] {
+					live[q], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	live[0] = true
+	renum := make([]int32, d.size())
+	out := &dfa{}
+	for q := range live {
+		renum[q] = -1
+		if live[q] {
+			renum[q] = int32(len(out.label))
+			out.label = append(out.label, d.label[q])
+		}
+	}
+	out.edges = make([][]dfaEdge, len(out.label))
+	for q, es := range d.edges {
+		if !live[q] {
+			continue
+		}
+		var kept []dfaEdge
+		for _, e := range es {
+			if to := renum[e.to]; to >= 0 {
+				kept = appendEdge(kept, dfaEdge{e.lo, e.hi, to})
+			}
+		}
+		out.edges[renum[q]] = kept
+	}
+	return out
+}
+
+// appendEdge appends e, merging it with the last edge where they touch
+// and lead to the same state.
+func appendEdge(es []dfaEdge, e dfaEdge) []dfaEdge {
+	if n := len(es); n > 0 && es[n-1].to == e.to && es[n-1].hi+1 == e.lo {
+		es[n-1].hi = e.hi
+		return es
+	}
+	return append(es, e)
+}
+
+// minimize merges the states no string tells apart (Moore's
+// refinement: same label, edges to the same blocks).
+func (d *dfa) minimize() *dfa {
+	block := make([]int32, d.size())
+	labels := map[int32]int32{}
+	for q, l := range d.label {
+		if _, ok := labels[l]; !ok {
+			labels[l] = int32(len(labels))
+		}
+		block[q] = labels[l]
+	}
+	count := len(labels)
+	for {
+		sigs := map[string]int32{}
+		next := make([]int32, d.size())
+		var b strings.Builder
+		for q, es := range d.edges {
+			b.Reset()
+			b.WriteString(strconv.Itoa(int(block[q])))
+			var merged []dfaEdge
+			for _, e := range es {
+				merged = appendEdge(merged, dfaEdge{e.lo, e.hi, block[e.to]})
+			}
+			for _, e := range merged {
+				fmt.Fprintf(&b, "|%d-%d>%d", e.lo, e.hi, e.to)
+			}
+			s := b.String()
+			if _, ok := sigs[s]; !ok {
+				sigs[s] = int32(len(sigs))
+			}
+			next[q] = sigs[s]
+		}
+		block = next
+		if len(sigs) == count {
+			break
+		}
+		count = len(sigs)
+	}
+	// Renumber so that the start's block is 0.
+	renum := map[int32]int32{block[0]: 0}
+	for _, bl := range block {
+		if _, ok := renum[bl]; !ok {
+			renum[bl] = int32(len(renum))
+		}
+	}
+	out := &dfa{label: make([]int32, len(renum)), edges: make([][]dfaEdge, len(renum))}
+	done := make([]bool, len(renum))
+	for q, es := range d.edges {
+		nq := renum[block[q]]
+		if done[nq] {
+			continue
+		}
+		done[nq] = true
+		out.label[nq] = d.label[q]
+		var kept []dfaEdge
+		for _, e := range es {
+			kept = appendEdge(kept, dfaEdge{e.lo, e.hi, renum[block[e.to]]})
+		}
+		out.edges[nq] = kept
+	}
+	return out
+}
+
+// matchString runs d on s and returns the label it ends in (0: rejected).
+func (d *dfa) matchString(s string) int32 {
+	q := int32(0)
+	for _, r := range s {
+		next := int32(-1)
+		for _, e := range d.edges[q] {
+			if e.lo <= r && r <= e.hi {
+				next = e.to
+				break
+			}
+		}
+		if next < 0 {
+			return 0
+		}
+		q = next
+	}
+	return d.label[q]
+}
+
+// String is a compact dump of d, for tests: "0: a-z>1; 1*: ...".
+func (d *dfa) String() string {
+	var b strings.Builder
+	for q, es := range d.edges {
+		fmt.Fprintf(&b, "%d", q)
+		if d.label[q] != 0 {
+			fmt.Fprintf(&b, "*%d", d.label[q])
+		}
+		b.WriteString(":")
+		for _, e := range es {
+			fmt.Fprintf(&b, " %q-%q>%d", e.lo, e.hi, e.to)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// dfaGrammar writes d as right-linear rules, one per state: the end
+// (final(label), where the state is labelled and final gives a node) or
+// the runes of an edge, in canonical JSON string encoding, then the
+// target's rule. ptr is the schema the rules are for.
+func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *grammar.Node) (*grammar.Node, error) {
+	base := len(c.g.Rules)
+	for q := range d.label {
+		c.setRulePtr(base+q, ptr)
+		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "r" + strconv.Itoa(base+q)})
+	}
+	ref := func(q int32) *grammar.Node { return grammar.Ref("r" + strconv.Itoa(base+int(q))) }
+	for q, es := range d.edges {
+		var alts []*grammar.Node
+		if d.label[q] != 0 {
+			if f := final(d.label[q]); f != nil {
+				alts = append(alts, f)
+			}
+		}
+		byTarget := map[int32][]rune{}
+		var targets []int32
+		for _, e := range es {
+			if _, ok := byTarget[e.to]; !ok {
+				targets = append(targets, e.to)
+			}
+			byTarget[e.to] = append(byTarget[e.to], e.lo, e.hi)
+		}
+		for _, to := range targets {
+			enc, err := jsonEncode(grammar.Class(byTarget[to]...))
+			if err != nil {
+				return nil, err
+			}
+			alts = append(alts, grammar.Seq(enc, ref(to)))
+		}
+		c.g.Rules[base+q].Body = grammar.Alt(alts...)
+	}
+	return ref(0), nil
+}

@@ -1,0 +1,129 @@
+package jsonschema
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dfaPatterns are patterns of patternProperties and pattern as schemas
+// write them.
+var dfaPatterns = []string{
+	`^[a-z]+$`, `.*`, `^.*$`, `^x-`, `b$`, `^\d+$`, `[0-9a-fA-F]+`, `^(consumer_(key|secret)|access_token_(key|secret))$`,
+	`^[a-zA-Z0-9*_-]+$`, `^/`, `^[^/]`, `^$`, `a|^b|c$`, `(?i)^ab`, `^\S+$`, `\s`, `^[\w\.\d\_]+$`, `^(?:\S+\s+){0,3}\S+$`,
+	`^é+`, `^.{2,4}$`, `x*`, `^(a|ab)(c|bcd)(d*)$`, `[\x{10000}-\x{10FFFF}]`, `^[A-Z]{2}$`,
+}
+
+// dfaKeys are keys to try the automata on.
+var dfaKeys = []string{"", "a", "ab", "abc", "x-", "x-y", "X-", "b", "ab\n", "\n", "12", "1a", "ff", "zz", "/a", "a/", "consumer_key",
+	"access_token_secret", "a b", "a  b c d e", "é", "éé", "AB", "Ab", "aB", "\U0001F600", "ac", "abcd", "abbcdd", "a\tb", "\x00", "\"", "\\"}
+
+// TestRegexDFA checks regexDFA, in a search and in whole-string matching,
+// against Go's regexp (the validator's reading) on the keys, complete and
+// minimized too.
+func TestRegexDFA(t *testing.T) {
+	for _, pat := range dfaPatterns {
+		for _, search := range []bool{true, false} {
+			d, err := regexDFA(pat, search)
+			require.NoError(t, err, pat)
+			full := "^(?:" + pat + ")$"
+			if search {
+				full = pat
+			}
+			re := regexp.MustCompile(full)
+			for _, variant := range []*dfa{d, d.complete(), d.minimize(), d.complete().minimize()} {
+				for _, k := range dfaKeys {
+					assert.Equal(t, re.MatchString(k), variant.matchString(k) != 0, "pattern %q (search %v) on %q", pat, search, k)
+				}
+			}
+		}
+	}
+}
+
+// TestRegexDFARefusals checks what the automata cannot do.
+func TestRegexDFARefusals(t *testing.T) {
+	for _, pat := range []string{`\bx`, `(?m)^a$`, `a\B`} {
+		_, err := regexDFA(pat, true)
+		assert.Error(t, err, pat)
+	}
+	_, err := regexDFA(strings.Repeat(`[ab]`, 20)+`a[ab]{12}`, true) // 2^13 states to remember
+	assert.ErrorIs(t, err, errDFATooLarge)
+}
+
+// TestProductRegions checks a product's labels: the keys of each region
+// (which patterns match, not a listed name).
+func TestProductRegions(t *testing.T) {
+	pats := []string{`^a`, `b$`}
+	names := []string{"ab", "a"}
+	var comps []*dfa
+	for _, p := range pats {
+		d, err := regexDFA(p, true)
+		require.NoError(t, err)
+		comps = append(comps, d.complete())
+	}
+	listed := namesDFA(names).complete()
+	comps = append(comps, listed)
+	d, err := product(comps, func(tu []int32) int32 {
+		if listed.label[tu[2]] != 0 {
+			return 0
+		}
+		return 1 + comps[0].label[tu[0]] + 2*comps[1].label[tu[1]]
+	})
+	require.NoError(t, err)
+	d = d.minimize()
+	for _, k := range dfaKeys {
+		want := int32(1)
+		if strings.HasPrefix(k, "a") {
+			want++
+		}
+		if strings.HasSuffix(k, "b") {
+			want += 2
+		}
+		if k == "ab" || k == "a" {
+			want = 0
+		}
+		assert.Equal(t, want, d.matchString(k), "%q", k)
+	}
+}
+
+// FuzzKeyDFA checks the key automaton (a pattern's search DFA, its
+// completion, its minimization, and its complement as patternProperties
+// uses it) against Go's regexp on random keys.
+func FuzzKeyDFA(f *testing.F) {
+	for i, p := range dfaPatterns {
+		f.Add(p, dfaKeys[i%len(dfaKeys)])
+	}
+	f.Fuzz(func(t *testing.T, pat, key string) {
+		re, err := regexp.Compile(pat)
+		if err != nil || !utf8.ValidString(key) {
+			return
+		}
+		d, err := regexDFA(pat, true)
+		if err != nil {
+			return // refused: word boundaries, too many states
+		}
+		want := re.MatchString(key)
+		c := d.complete()
+		comp, err := product([]*dfa{c}, func(tu []int32) int32 {
+			if c.label[tu[0]] == 0 {
+				return 1
+			}
+			return 0
+		})
+		if err != nil {
+			return
+		}
+		for name, got := range map[string]bool{
+			"dfa": d.matchString(key) != 0, "complete": c.matchString(key) != 0,
+			"minimized": d.minimize().matchString(key) != 0, "complement": comp.minimize().matchString(key) == 0,
+		} {
+			if got != want {
+				t.Fatalf("pattern %q on %q: %s says %v, regexp %v", pat, key, name, got, want)
+			}
+		}
+	})
+}
