@@ -22,10 +22,13 @@ import (
 // one sequence of the shared backend; a view's Eval queues its request,
 // and one loop evaluates all that are queued together.
 //
-// The loop waits for the other busy slots to queue theirs, at most about
-// as long as the last evaluation took (between 50µs and maxWait), so
-// that a slot busy with something else (writing to a slow client,
-// compiling) delays the others by at most one evaluation.
+// By default the loop evaluates what is queued when it comes round
+// (continuous batching): while one evaluation runs, the slots that are
+// done with the last one queue theirs, and they go together next, so
+// the model never idles waiting for a straggler. With maxWait > 0 it
+// waits for the other busy slots to queue theirs, at most about as long
+// as the last evaluation took (between 50µs and maxWait): fewer, larger
+// batches, at the price of a wait per token.
 type batcher struct {
 	b decode.LogitsBackend
 	// mu is held around every call of b, which is not safe for
@@ -84,9 +87,21 @@ func (bt *batcher) loop() {
 		}
 		// Gather the others, up to a wait about one evaluation long.
 		wait := min(bt.maxWait, max(50*time.Microsecond, time.Duration(bt.lastRun.Load())))
+		if bt.maxWait <= 0 {
+			wait = 0
+		}
 		timer.Reset(wait)
 	gather:
 		for len(batch) < int(bt.busy.Load()) {
+			if wait == 0 { // what is queued now, no waiting
+				select {
+				case j := <-bt.jobs:
+					batch = bt.take(batch, j)
+					continue
+				default:
+				}
+				break gather
+			}
 			select {
 			case j := <-bt.jobs:
 				batch = bt.take(batch, j)

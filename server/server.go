@@ -144,8 +144,10 @@ type Config struct {
 	Strict bool
 	// Limits bound requests; zero fields take DefaultLimits().
 	Limits Limits
-	// BatchWait bounds how long the batch loop waits for busy slots to
-	// queue their evaluation; 0 means 2ms.
+	// BatchWait, when above 0, lets the batch loop wait up to that long
+	// (and about one evaluation's time) for every busy slot to queue its
+	// evaluation; 0 evaluates what is queued at once (continuous
+	// batching), which keeps the model busy.
 	BatchWait time.Duration
 	// Logger receives one line per failed request; nil discards.
 	Logger *slog.Logger
@@ -197,9 +199,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Chat == nil {
 		cfg.Chat, _ = KnownChatFormat(ChatPlain)
-	}
-	if cfg.BatchWait <= 0 {
-		cfg.BatchWait = 2 * time.Millisecond
 	}
 	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), created: time.Now().Unix(), log: cfg.Logger}
 	if s.log == nil {

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -395,5 +397,34 @@ func TestModelsHealthMetrics(t *testing.T) {
 		if resp.StatusCode != 200 || !bytes.Contains(data, []byte(want)) {
 			t.Errorf("%s: %d %s; want %s", path, resp.StatusCode, data, want)
 		}
+	}
+}
+
+// TestBatchesAcrossRequests checks that concurrent requests are
+// evaluated together: one call of the backend holds several sequences.
+func TestBatchesAcrossRequests(t *testing.T) {
+	b := fixture.New().NewBackend()
+	var mu sync.Mutex
+	most := 0
+	b.BeforeEval = func(reqs []decode.EvalRequest) error {
+		mu.Lock()
+		most = max(most, len(reqs))
+		mu.Unlock()
+		time.Sleep(time.Millisecond) // an evaluation that takes time, as a real one does
+		return nil
+	}
+	_, ts, _ := newTest(t, Config{Backend: b, Parallel: 4})
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			code, out := post(t, ts.URL+"/v1/completions", fmt.Sprintf(`{"prompt": "The cat", "max_tokens": 30, "seed": %d}`, i))
+			if code != 200 {
+				t.Errorf("status %d: %v", code, out)
+			}
+		})
+	}
+	wg.Wait()
+	if most < 2 {
+		t.Errorf("at most %d sequences per evaluation with 4 requests at once", most)
 	}
 }

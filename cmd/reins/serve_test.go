@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/server/loadtest"
 )
 
 // TestServe runs reins serve on the built-in model in llama.cpp, asks
@@ -111,4 +113,63 @@ func TestHTMLFlagAndView(t *testing.T) {
 
 	_, _, code = runCLIStdin(t, `{"nothing": 1}`, "view", "-")
 	assert.Equal(t, exitUsage, code)
+}
+
+// BenchmarkServeLoad is BenchmarkLoad of the server package on a real
+// model in llama.cpp (stories260K from ../shared, else the built-in
+// model's GGUF): 16 streaming clients over 8 sequences, free,
+// constrained and mixed requests, every constrained output validated.
+//
+//	go test -run '^$' -bench ServeLoad -benchtime 200x ./cmd/reins/
+func BenchmarkServeLoad(b *testing.B) {
+	model := filepath.Join("..", "..", "..", "shared", "models", "stories260K.gguf")
+	if _, err := os.Stat(model); err != nil {
+		b.Logf("SHARED DATA MISSING: %s; on the built-in model", model)
+		model = BuiltinModel
+	}
+	for _, bc := range []struct {
+		name  string
+		kinds []loadtest.Kind
+	}{
+		{"free", []loadtest.Kind{loadtest.Free}},
+		{"constrained", []loadtest.Kind{loadtest.Regex, loadtest.Schema, loadtest.Grammar}},
+		{"mixed", []loadtest.Kind{loadtest.Free, loadtest.Regex, loadtest.Free, loadtest.Schema, loadtest.Free, loadtest.Grammar}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.Setenv("XDG_CACHE_HOME", b.TempDir())
+			ctx, cancel := context.WithCancel(context.Background())
+			addrc := make(chan string, 1)
+			done := make(chan error, 1)
+			var stderr bytes.Buffer
+			go func() {
+				done <- serve(ctx, []string{"--model", model, "--addr", "127.0.0.1:0", "--parallel", "8", "--queue", "64", "--ctx", "512"}, &stderr, func(a string) { addrc <- a })
+			}()
+			var base string
+			select {
+			case a := <-addrc:
+				base = "http://" + a
+			case err := <-done:
+				b.Fatalf("serve ended: %v\n%s", err, stderr.String())
+			}
+			b.ResetTimer()
+			rep := loadtest.Run(context.Background(), loadtest.Options{BaseURL: base, Clients: 16, Requests: b.N, MaxTokens: 64, Kinds: bc.kinds})
+			b.StopTimer()
+			cancel()
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+			st := rep.All
+			b.ReportMetric(st.Throughput, "tok/s")
+			b.ReportMetric(float64(st.TTFT50.Microseconds()), "ttft-p50-µs")
+			b.ReportMetric(float64(st.TTFT99.Microseconds()), "ttft-p99-µs")
+			b.ReportMetric(float64(st.TPOT50.Microseconds()), "tpot-p50-µs")
+			b.ReportMetric(float64(st.TPOT99.Microseconds()), "tpot-p99-µs")
+			b.ReportMetric(float64(st.Errors), "errors")
+			b.ReportMetric(0, "ns/op")
+			b.Logf("%d requests on %s:\n%s", b.N, model, rep)
+			if st.Errors > 0 || st.Invalid > 0 {
+				b.Fatalf("%d errors (first: %s), %d invalid constrained outputs", st.Errors, st.FirstErr, st.Invalid)
+			}
+		})
+	}
 }
