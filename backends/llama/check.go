@@ -263,13 +263,16 @@ func (c *checker) checkLlama(nTokens int64) (*modelInfo, error) {
 	if _, err := c.f32(p+"rope.freq_base", false, 10000, math.SmallestNonzeroFloat32, math.MaxFloat32); err != nil {
 		return nil, err
 	}
-	switch s, err := c.str(p+"rope.scaling.type", false); {
+	// Absent, it means linear; present, llama.cpp aborts on a name it
+	// does not know (the empty one too).
+	switch v, ok, err := c.typed(p+"rope.scaling.type", gguf.TypeString); {
 	case err != nil:
 		return nil, err
-	case s == "longrope":
+	case !ok:
+	case v.V == "longrope":
 		return nil, c.errKey(p+"rope.scaling.type", "longrope is not among the rope scalings reins checks")
-	case s != "" && s != "none" && s != "linear" && s != "yarn":
-		return nil, c.errKey(p+"rope.scaling.type", "%q, want none, linear or yarn", s)
+	case v.V != "none" && v.V != "linear" && v.V != "yarn":
+		return nil, c.errKey(p+"rope.scaling.type", "%q, want none, linear or yarn", v.V)
 	}
 	for _, k := range []string{"rope.scaling.factor", "rope.scale_linear"} {
 		if _, err := c.f32(p+k, false, 0, 0, math.MaxFloat32); err != nil {

@@ -370,6 +370,7 @@ var hostileCases = []hostileCase{
 		m.set("llama.attention.value_length", uint32(34)).tensor("blk.0.attn_v.weight", gguf.TensorF32, 272, 136)
 	}, "value_length: 34 differs from the key length 68", true},
 	{"unknown rope scaling", func(m *model) { m.set("llama.rope.scaling.type", "bogus") }, `rope.scaling.type: "bogus", want none, linear or yarn`, true},
+	{"empty rope scaling (found by FuzzLoadEdits)", func(m *model) { m.set("llama.rope.scaling.type", "") }, `rope.scaling.type: "", want none, linear or yarn`, true},
 	{"vocab_size off the token list", func(m *model) { m.set("llama.vocab_size", uint32(300)) }, "vocab_size: 300, but tokenizer.ggml.tokens lists 265 tokens", false},
 	{"output rows off the vocabulary", func(m *model) {
 		m.tensor("output.weight", gguf.TensorF32, 272, 264)
