@@ -33,6 +33,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
+# Chromium, for the viewer's browser test (view.TestBrowserHover, driven
+# by chromedp). Optional: without it that test skips with a loud message.
+if ! command -v chromium >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		say "installing chromium (for the viewer's browser test; about a minute)"
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ||
+			say "could not install chromium: the viewer's browser test will be skipped"
+	else
+		say "chromium is not installed: the viewer's browser test will be skipped (Debian: apt-get install chromium)"
+	fi
+fi
+
 # 2. miniaudio.h, from the malgo Go module, where llama.cpp looks for it.
 dest=/usr/local/include/miniaudio/miniaudio.h
 src="$(go mod download -json "$MALGO" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')/miniaudio.h"
