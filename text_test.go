@@ -78,8 +78,7 @@ func TestTextBackendConstrained(t *testing.T) {
 				require.NoError(t, c.Match([]byte(out.Text)))
 				for _, tok := range out.Tokens {
 					if tok.Unscored {
-						assert.True(t, tok.Forced)
-						continue
+						continue // forced, or the allowed beginning of a refused token
 					}
 					require.NotNil(t, tok.Constrained)
 					assert.True(t, tok.Constrained.TopK)
@@ -87,7 +86,7 @@ func TestTextBackendConstrained(t *testing.T) {
 					assert.GreaterOrEqual(t, tok.Constrained.Logprob, tok.Logprob-1e-9, "renormalising never lowers a probability")
 				}
 				u := out.Usage
-				assert.Equal(t, len(out.Tokens), u.Kept+u.Forced)
+				assert.Equal(t, len(out.Tokens), u.Kept+u.Forced+u.Cut)
 				assert.Less(t, u.Requests, len(out.Tokens), "fewer requests than tokens: %+v", u)
 			}
 		})
@@ -169,4 +168,22 @@ func TestTextBackendChoose(t *testing.T) {
 	assert.InDelta(t, 1, sum, 1e-9)
 	_, err = remote.Score(context.Background(), "x", ScoreOptions{})
 	assert.ErrorIs(t, err, decode.ErrCannotScore)
+}
+
+// TestTextBackendStreaming: a server that streams is asked for the whole
+// budget and left at the first refused token, so it generates hardly
+// more tokens than the output keeps.
+func TestTextBackendStreaming(t *testing.T) {
+	tb := &fixture.TextBackend{B: fixture.New().NewBackend(), TopK: 20, Stream: true}
+	remote := New(lockedText{tb: tb})
+	for name, c := range textCases(t) {
+		for seed := range uint64(3) {
+			out, err := remote.Generate(context.Background(), "The cat sat on the mat and", Options{Constraint: c, MaxTokens: 200, Temperature: 1, Seed: seed})
+			require.NoError(t, err, "%s seed %d", name, seed)
+			require.NoError(t, c.Match([]byte(out.Text)))
+			u := out.Usage
+			assert.LessOrEqual(t, u.Generated, u.Kept+u.Refused+u.Requests, "%s: %+v", name, *u)
+			assert.Less(t, u.Requests, len(out.Tokens))
+		}
+	}
 }

@@ -26,12 +26,17 @@ type chosenOption struct {
 	Text    string  `json:"text"`
 	Logprob float64 `json:"logprob"`
 	Prob    float64 `json:"prob"`
+	// TopK and Bound: scored on a server through its top alternatives
+	// (approximate); Logprob an upper bound (see reins.Option).
+	TopK  bool `json:"top_k,omitempty"`
+	Bound bool `json:"bound,omitempty"`
 }
 
 func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("choose", flag.ContinueOnError)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerServer(fs)
 	var options listFlag
 	fs.Var(&options, "option", "an option (repeat for each; at least one)")
 	then := fs.String("then", "", "text that follows every option and is scored with it")
@@ -72,19 +77,31 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 		out := chooseJSON{Choice: sel.Choice}
 		for _, i := range order {
 			o := sel.Options[i]
-			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob})
+			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob, o.TopK, o.Bound})
 		}
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "\toption\tprob\tlogprob\ttokens")
+	topK := false
 	for _, i := range order {
 		o := sel.Options[i]
 		mark := ""
 		if i == sel.Index {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%.4f\t%.4f\t%d\n", mark, strconv.Quote(o.Text), o.Prob, o.Logprob, len(o.Tokens))
+		bound := ""
+		if o.Bound {
+			bound = "≤"
+		}
+		topK = topK || o.TopK
+		fmt.Fprintf(w, "%s\t%s\t%.4f\t%s%.4f\t%d\n", mark, strconv.Quote(o.Text), o.Prob, bound, o.Logprob, len(o.Tokens))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if topK {
+		fmt.Fprintln(stderr, "reins: the server returns only its top alternatives: each option was followed through them (approximate); ≤ marks an option that left them, its logprob an upper bound")
+	}
+	return nil
 }

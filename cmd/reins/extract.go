@@ -23,6 +23,7 @@ func cmdExtract(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerServer(fs)
 	schema := fs.String("schema", "", "JSON Schema file the values must be valid against (required)")
 	instructions := fs.String("instructions", "", "file whose text opens every prompt (default: \""+extract.DefaultInstructions+"\")")
 	out := fs.String("out", "", "JSONL output file; documents it already records are skipped (resume). Default: standard output")

@@ -44,6 +44,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerServer(fs)
 	maxTokens := fs.Int("max-tokens", 128, "most tokens to generate")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	topP := fs.Float64("top-p", 0, "nucleus sampling: keep the most likely tokens up to this probability (0: off)")

@@ -172,6 +172,7 @@ type modelFlags struct {
 	ctx     int
 	threads int
 	verbose bool
+	remote  remoteFlags // --backend ollama|openai: a server (backend.go; registerServer)
 }
 
 // Bounds on what flags may ask of llama.cpp, checked before it sees them.
@@ -201,6 +202,13 @@ func quietLlama(verbose bool) {
 
 // load loads the model the flags name, for n sequences.
 func (m *modelFlags) load(n int) (*reins.Model, error) {
+	if m.remote.remote() {
+		b, err := m.remote.open(m.model)
+		if err != nil {
+			return nil, err
+		}
+		return reins.New(b), nil
+	}
 	lm, err := m.loadLlama(n)
 	if err != nil {
 		return nil, err
@@ -210,6 +218,9 @@ func (m *modelFlags) load(n int) (*reins.Model, error) {
 
 // loadLlama loads the model the flags name in llama.cpp.
 func (m *modelFlags) loadLlama(n int) (*llama.Model, error) {
+	if m.remote.remote() {
+		return nil, usagef("--backend %s: this command runs a model in process (--backend llama)", m.remote.backend)
+	}
 	quietLlama(m.verbose)
 	path := m.model
 	if path == BuiltinModel {

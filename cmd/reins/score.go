@@ -18,6 +18,7 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerServer(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	html := htmlFlag(fs)
 	prompt := fs.String("context", "", "text that conditions TEXT and is not scored (TEXT is scored exactly, byte for byte)")

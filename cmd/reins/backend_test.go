@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeOllama answers /api/generate with the words given, one token
+// each, whatever it is asked, and records the requests.
+func fakeOllama(t *testing.T, words ...string) (*httptest.Server, *[]map[string]any) {
+	var reqs []map[string]any
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		reqs = append(reqs, req)
+		var lps []any
+		for _, word := range words {
+			b := []int{}
+			for i := range len(word) {
+				b = append(b, int(word[i]))
+			}
+			lps = append(lps, map[string]any{"token": word, "logprob": -0.5, "bytes": b,
+				"top_logprobs": []any{map[string]any{"token": word, "logprob": -0.5, "bytes": b}}})
+		}
+		out, _ := json.Marshal(map[string]any{"response": strings.Join(words, ""), "done": true, "done_reason": "length", "logprobs": lps})
+		w.Write(out)
+	}))
+	t.Cleanup(s.Close)
+	return s, &reqs
+}
+
+// TestGenerateOnOllama: --backend ollama --url --model generate on the
+// server, with the constraint flags.
+func TestGenerateOnOllama(t *testing.T) {
+	s, reqs := fakeOllama(t, " upon", " a", " time", ".")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"generate", "--backend", "ollama", "--url", s.URL, "--model", "stories", "--regex", ` upon a time\.`,
+		"--server-option", "num_ctx=4096", "--temperature", "0.5", "--seed", "3", "Once"}, nil, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Equal(t, " upon a time.\n", stdout.String())
+	require.NotEmpty(t, *reqs)
+	req := (*reqs)[0]
+	assert.Equal(t, "stories", req["model"])
+	assert.Equal(t, "Once", req["prompt"])
+	assert.Equal(t, true, req["raw"])
+	opts := req["options"].(map[string]any)
+	assert.EqualValues(t, 4096, opts["num_ctx"])
+	assert.EqualValues(t, 0.5, opts["temperature"])
+	assert.EqualValues(t, 3, opts["seed"])
+}
+
+// TestBackendUsage: wrong backend flags are usage errors (exit 3).
+func TestBackendUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"generate", "--backend", "vllm", "--model", "m", "x"},
+		{"generate", "--backend", "ollama", "x"},
+		{"generate", "--backend", "openai", "--model", "m", "--prefill", "sideways", "x"},
+		{"generate", "--backend", "ollama", "--model", "m", "--server-option", "temperature=1", "x"},
+		{"generate", "--backend", "ollama", "--model", "m", "--header", "nocolon", "x"},
+		{"generate", "--backend", "openai", "--model", "m", "--url", "ftp://x", "x"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(args, nil, &stdout, &stderr)
+		assert.Equal(t, exitUsage, code, fmt.Sprint(args, stderr.String()))
+		assert.Empty(t, stdout.String())
+	}
+}
