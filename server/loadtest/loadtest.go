@@ -93,13 +93,20 @@ const (
 item ::= [a-z]+`
 )
 
-// Validate reports whether text is an output of kind k's constraint.
-func Validate(k Kind, text string) bool {
+// Validator returns a function that reports whether text is an output
+// of kind k's constraint.
+func Validator() func(k Kind, text string) bool {
+	regexOK := regexp.MustCompile(`^[a-z ,]{20,900}\.$`)
+	grammarOK := regexp.MustCompile(`^\[[a-z]+(,[a-z]+)*\]$`)
+	return func(k Kind, text string) bool { return validate(regexOK, grammarOK, k, text) }
+}
+
+func validate(regexOK, grammarOK *regexp.Regexp, k Kind, text string) bool {
 	switch k {
 	case Regex:
-		return regexp.MustCompile(`^[a-z ,]{20,900}\.$`).MatchString(text)
+		return regexOK.MatchString(text)
 	case Grammar:
-		return regexp.MustCompile(`^\[[a-z]+(,[a-z]+)*\]$`).MatchString(text)
+		return grammarOK.MatchString(text)
 	case Schema:
 		var v struct {
 			Mood *string `json:"mood"`
@@ -163,6 +170,7 @@ func Run(ctx context.Context, o Options) *Report {
 			}
 		}
 	}()
+	valid := Validator()
 	var mu sync.Mutex
 	var samples []sample
 	t0 := time.Now()
@@ -171,7 +179,7 @@ func Run(ctx context.Context, o Options) *Report {
 		wg.Go(func() {
 			for i := range next {
 				k := o.Kinds[i%len(o.Kinds)]
-				s := one(ctx, &o, k, i)
+				s := one(ctx, &o, k, i, valid)
 				mu.Lock()
 				samples = append(samples, s)
 				mu.Unlock()
@@ -232,7 +240,7 @@ func pct(xs []time.Duration, q float64) time.Duration {
 }
 
 // one sends one streaming request and reads it to the end.
-func one(ctx context.Context, o *Options, k Kind, i int) sample {
+func one(ctx context.Context, o *Options, k Kind, i int, valid func(Kind, string) bool) sample {
 	s := sample{kind: k}
 	req, err := http.NewRequestWithContext(ctx, "POST", o.BaseURL+"/v1/completions", bytes.NewReader(body(k, o, i)))
 	if err != nil {
@@ -312,6 +320,6 @@ func one(ctx context.Context, o *Options, k Kind, i int) sample {
 		s.err = "the stream ended without [DONE]"
 		return s
 	}
-	s.invalid = !Validate(k, text.String())
+	s.invalid = !valid(k, text.String())
 	return s
 }
