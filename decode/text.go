@@ -139,6 +139,9 @@ type Usage struct {
 	Alternative int `json:"alternative,omitempty"` // refused tokens replaced by an allowed alternative
 	Healed      int `json:"healed,omitempty"`      // boundaries spelled again by the server's own tokens
 	Backtracked int `json:"backtracked,omitempty"` // tokens replaced by the next allowed alternative at their position
+	// Banned counts requests that banned the tokens refused at a
+	// position (logit_bias), to see below them.
+	Banned int `json:"banned,omitempty"`
 	// Broken counts answers that broke off, kept as far as they went.
 	Broken int `json:"broken,omitempty"`
 	// SchemaTokens counts the tokens the server returned while it kept
@@ -216,6 +219,13 @@ type textBranch struct {
 	need     []byte
 	heal     *healing
 	noHealAt int // a healing at this length failed: do not try it again
+
+	// Bans: token ids refused at the output's current length, which the
+	// next request asks the server (Capabilities().Bias) to leave out, so
+	// that its top tokens show what lies below them.
+	ban   map[int]float64
+	banAt int
+	bans  int // requests with bans at banAt
 
 	backtracks int
 	last       *refusal // the last refused token, for errors
@@ -365,10 +375,18 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 	if br.con != nil && !r.caps.Stream && !first {
 		want = min(left, br.chunk)
 	}
+	banned := br.con != nil && len(br.ban) > 0 && br.banAt == len(br.text) && len(br.need) == 0
+	if banned {
+		want = 1 // the bans hold at this position only
+	}
 	w := &walk{want: want}
 	req := TextRequest{Prompt: r.prompt, Output: string(br.text), MaxTokens: want, TopLogprobs: r.topK, Sampling: r.opts.Sampling,
 		Watch: func(t Token) bool { return r.see(br, w, t) }}
 	req.Sampling.Seed = br.seed + uint64(br.usage.Requests)
+	if banned {
+		req.Bias = br.ban
+		br.usage.Banned++
+	}
 	if br.con == nil {
 		req.Stop = r.opts.Stop // the server leaves them out; under a constraint reins looks for them itself
 	} else if first {
@@ -603,6 +621,7 @@ func (r *textRun) recover(br *textBranch, t Token) {
 		// The model wanted more than the language allows, and the
 		// output may end here: it ends.
 		br.finishWith(FinishStop)
+	case r.banRefused(br, t):
 	case r.keepBeginning(br, t):
 	default:
 		r.backtrack(br)
@@ -651,6 +670,38 @@ func (r *textRun) canGoOn(br *textBranch) bool {
 		}
 	}
 	return false
+}
+
+// maxBanRounds bounds the requests, at one position, that ban the
+// tokens refused there.
+const maxBanRounds = 3
+
+// banRefused asks, on a server that takes logit biases and says token
+// ids, for one more token at this position with every refused token
+// (t and its alternatives, none of which is allowed) banned: its next
+// answer shows the tokens below them.
+func (r *textRun) banRefused(br *textBranch, t Token) bool {
+	if !r.caps.Bias || t.ID < 0 {
+		return false
+	}
+	if br.banAt != len(br.text) {
+		br.ban, br.banAt, br.bans = nil, len(br.text), 0
+	}
+	if br.bans >= maxBanRounds {
+		return false
+	}
+	if br.ban == nil {
+		br.ban = map[int]float64{}
+	}
+	br.ban[t.ID] = -100
+	for _, a := range t.TopLogprobs {
+		if a.ID < 0 {
+			return false // ids unknown: a ban could not name them
+		}
+		br.ban[a.ID] = -100
+	}
+	br.bans++
+	return true
 }
 
 // likeliest returns the index of the most probable alternative, or -1.

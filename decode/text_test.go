@@ -323,3 +323,34 @@ func TestDeliver(t *testing.T) {
 	assert.ErrorContains(t, err, "4 tokens, 3 were asked for")
 	assert.True(t, strings.HasPrefix(err.Error(), "the server returned"))
 }
+
+// TestBanRefused: on a server that takes logit biases and says token
+// ids, a position where no top token is allowed is asked again with the
+// refused tokens banned, which shows the ones below them.
+func TestBanRefused(t *testing.T) {
+	// The model's ranking at the first position: ids 1..5 spell these.
+	ranked := []string{"#", "%", "&", "x", "y"}
+	s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		if req.Output != "" {
+			return answer(decode.FinishStop)
+		}
+		var top []decode.TopLogprob
+		for i, w := range ranked {
+			if _, banned := req.Bias[i+1]; banned {
+				continue
+			}
+			top = append(top, decode.TopLogprob{ID: i + 1, Token: w, Bytes: decode.Bytes(w), Logprob: -1 - float64(i)})
+		}
+		top = top[:min(2, len(top))]
+		first := top[0]
+		return answer(decode.FinishLength, decode.Token{ID: first.ID, Token: first.Token, Bytes: first.Bytes, Logprob: first.Logprob, TopLogprobs: top})
+	})
+	s.caps.Bias, s.caps.TopLogprobs = true, 2
+	out, err := generate(t, s, `[a-z]`, decode.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "x", out.Text)
+	assert.Equal(t, 1, out.Usage.Banned)
+	require.Len(t, s.reqs, 2)
+	assert.Equal(t, map[int]float64{1: -100, 2: -100}, s.reqs[1].Bias)
+	assert.Equal(t, 1, s.reqs[1].MaxTokens)
+}
