@@ -54,6 +54,59 @@ type usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
+// head is the start of every response object and chunk.
+type head struct {
+	ID                string `json:"id"`
+	Object            string `json:"object"`
+	Created           int64  `json:"created"`
+	Model             string `json:"model"`
+	SystemFingerprint string `json:"system_fingerprint"`
+}
+
+func headOf(base map[string]any, object string) head {
+	return head{ID: base["id"].(string), Object: object, Created: base["created"].(int64), Model: base["model"].(string), SystemFingerprint: "reins"}
+}
+
+// chatChunk and textChunk are streamed chunks, typed: one is encoded
+// per token.
+type chatChunk struct {
+	head
+	Choices []chatChunkChoice `json:"choices"`
+	Usage   *usage            `json:"usage,omitempty"`
+}
+
+type chatChunkChoice struct {
+	Index        int           `json:"index"`
+	Delta        chatDelta     `json:"delta"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+	Reins        *reinsInfo    `json:"reins,omitempty"`
+}
+
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type chatLogprobs struct {
+	Content []entry `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type textChunk struct {
+	head
+	Choices []textChoice `json:"choices"`
+	Usage   *usage       `json:"usage,omitempty"`
+}
+
+type textChoice struct {
+	Index        int        `json:"index"`
+	Text         string     `json:"text"`
+	Logprobs     *legacy    `json:"logprobs"`
+	FinishReason *string    `json:"finish_reason"`
+	Reins        *reinsInfo `json:"reins,omitempty"`
+}
+
 // reinsInfo is reins' addition to a choice: why a constrained output was
 // cut short.
 type reinsInfo struct {
@@ -311,37 +364,35 @@ func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
 
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, jobs []*job, base map[string]any, logprobs, includeUsage bool) {
 	out := newSSE(w, s.lim.StreamStall)
-	chunk := func(index int, delta map[string]any, t *decode.Token, finish any) map[string]any {
-		c := withBase(base, "chat.completion.chunk")
-		ch := map[string]any{"index": index, "delta": delta, "finish_reason": finish, "logprobs": nil}
+	h := headOf(base, "chat.completion.chunk")
+	chunk := func(index int, delta chatDelta, t *decode.Token, finish *string, in *reinsInfo) chatChunk {
+		ch := chatChunkChoice{Index: index, Delta: delta, FinishReason: finish, Reins: in}
 		if logprobs && t != nil {
-			ch["logprobs"] = map[string]any{"content": []entry{entryOf(*t)}, "refusal": nil}
+			ch.Logprobs = &chatLogprobs{Content: []entry{entryOf(*t)}}
 		}
-		c["choices"] = []any{ch}
-		return c
+		return chatChunk{head: h, Choices: []chatChunkChoice{ch}}
 	}
 	u := usage{PromptTokens: jobs[0].promptToks}
-	s.streamJobs(w, r, out, jobs, &u, includeUsage, "chat.completion.chunk", base, func(j *job) *choiceStream {
+	usageChunk := func(u usage) any { return chatChunk{head: h, Choices: []chatChunkChoice{}, Usage: &u} }
+	s.streamJobs(w, r, out, jobs, &u, includeUsage, usageChunk, func(j *job) *choiceStream {
 		first := true
 		cs := &choiceStream{hold: len(j.opts.Stop) > 0}
 		cs.write = func(text string, t *decode.Token) error {
-			delta := map[string]any{"content": text}
+			delta := chatDelta{Content: &text}
 			if first {
 				first = false
-				delta["role"] = "assistant"
+				delta.Role = "assistant"
 			}
-			return out.send(chunk(j.index, delta, t, nil))
+			return out.send(chunk(j.index, delta, t, nil, nil))
 		}
 		cs.end = func(res *result) error {
-			delta := map[string]any{}
+			delta := chatDelta{}
 			if first {
-				delta = map[string]any{"role": "assistant", "content": ""}
+				empty := ""
+				delta = chatDelta{Role: "assistant", Content: &empty}
 			}
-			fin := chunk(j.index, delta, nil, res.finish)
-			if in := info(res); in != nil {
-				fin["choices"].([]any)[0].(map[string]any)["reins"] = in
-			}
-			return out.send(fin)
+			finish := res.finish
+			return out.send(chunk(j.index, delta, nil, &finish, info(res)))
 		}
 		return cs
 	})
@@ -415,7 +466,7 @@ func (c *choiceStream) finish(res *result) error {
 // streamJobs runs the jobs together, each streaming through its
 // choiceStream, then sends the usage (when asked) and [DONE]; a failure
 // ends the stream with an error event (or a JSON error before any).
-func (s *Server) streamJobs(w http.ResponseWriter, r *http.Request, out *sse, jobs []*job, u *usage, includeUsage bool, object string, base map[string]any, stream func(j *job) *choiceStream) {
+func (s *Server) streamJobs(w http.ResponseWriter, r *http.Request, out *sse, jobs []*job, u *usage, includeUsage bool, usageChunk func(usage) any, stream func(j *job) *choiceStream) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -446,9 +497,7 @@ func (s *Server) streamJobs(w http.ResponseWriter, r *http.Request, out *sse, jo
 	}
 	if includeUsage {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-		c := withBase(base, object)
-		c["choices"], c["usage"] = []any{}, *u
-		_ = out.send(c)
+		_ = out.send(usageChunk(*u))
 	}
 	_ = out.raw([]byte("[DONE]"))
 }
@@ -624,16 +673,12 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs []*job, base map[string]any, echo, withLogprobs, includeUsage bool, u usage) {
 	out := newSSE(w, s.lim.StreamStall)
-	chunk := func(index int, text string, lp *legacy, finish any) map[string]any {
-		c := withBase(base, "text_completion")
-		var lpAny any
-		if lp != nil {
-			lpAny = lp
-		}
-		c["choices"] = []any{map[string]any{"index": index, "text": text, "logprobs": lpAny, "finish_reason": finish}}
-		return c
+	h := headOf(base, "text_completion")
+	chunk := func(index int, text string, lp *legacy, finish *string, in *reinsInfo) textChunk {
+		return textChunk{head: h, Choices: []textChoice{{Index: index, Text: text, Logprobs: lp, FinishReason: finish, Reins: in}}}
 	}
-	s.streamJobs(w, r, out, jobs, &u, includeUsage, "text_completion", base, func(j *job) *choiceStream {
+	usageChunk := func(u usage) any { return textChunk{head: h, Choices: []textChoice{}, Usage: &u} }
+	s.streamJobs(w, r, out, jobs, &u, includeUsage, usageChunk, func(j *job) *choiceStream {
 		off := 0
 		cs := &choiceStream{hold: len(j.opts.Stop) > 0}
 		cs.write = func(text string, t *decode.Token) error {
@@ -643,7 +688,7 @@ func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs 
 				lp.add(*t, off)
 				off += len(t.Bytes)
 			}
-			return out.send(chunk(j.index, text, lp, nil))
+			return out.send(chunk(j.index, text, lp, nil, nil))
 		}
 		if echo {
 			// The prompt goes first, scored when logprobs are asked for
@@ -655,15 +700,12 @@ func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs 
 					s.addEcho(lp, j.echoed)
 				}
 				off = len(j.prompt)
-				return out.send(chunk(j.index, j.prompt, lp, nil))
+				return out.send(chunk(j.index, j.prompt, lp, nil, nil))
 			}
 		}
 		cs.end = func(res *result) error {
-			fin := chunk(j.index, "", nil, res.finish)
-			if in := info(res); in != nil {
-				fin["choices"].([]any)[0].(map[string]any)["reins"] = in
-			}
-			return out.send(fin)
+			finish := res.finish
+			return out.send(chunk(j.index, "", nil, &finish, info(res)))
 		}
 		return cs
 	})
