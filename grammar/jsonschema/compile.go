@@ -319,6 +319,8 @@ type compiler struct {
 	// literalBytes counts the JSON text of the enum and const values
 	// compiled (MaxLiteralBytes).
 	literalBytes int
+	// strDFAs caches strDFA by its patterns, formats and bounds.
+	strDFAs map[string]*grammar.Node
 	// keysNotIn caches keyNotIn by its set of names.
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.

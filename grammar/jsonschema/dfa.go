@@ -504,67 +504,192 @@ func appendEdge(es []dfaEdge, e dfaEdge) []dfaEdge {
 	return append(es, e)
 }
 
-// minimize merges the states no string tells apart (Moore's
-// refinement: same label, edges to the same blocks).
+// minimize merges the states no string tells apart, by Hopcroft's
+// partition refinement over the runes cut into classes that every
+// state treats alike (O(k n log n) for n states and k classes).
 func (d *dfa) minimize() *dfa {
-	block := make([]int32, d.size())
-	labels := map[int32]int32{}
-	for q, l := range d.label {
-		if _, ok := labels[l]; !ok {
-			labels[l] = int32(len(labels))
+	n := d.size()
+	// The alphabet: the runes between consecutive edge bounds, those
+	// that every state sends to the same place merged into one symbol.
+	var bounds []rune
+	for _, es := range d.edges {
+		for _, e := range es {
+			bounds = append(bounds, e.lo, e.hi+1)
 		}
-		block[q] = labels[l]
 	}
-	count := len(labels)
-	for {
-		sigs := map[string]int32{}
-		next := make([]int32, d.size())
-		var b strings.Builder
-		for q, es := range d.edges {
-			b.Reset()
-			b.WriteString(strconv.Itoa(int(block[q])))
-			var merged []dfaEdge
-			for _, e := range es {
-				merged = appendEdge(merged, dfaEdge{e.lo, e.hi, block[e.to]})
-			}
-			for _, e := range merged {
-				fmt.Fprintf(&b, "|%d-%d>%d", e.lo, e.hi, e.to)
-			}
-			s := b.String()
-			if _, ok := sigs[s]; !ok {
-				sigs[s] = int32(len(sigs))
-			}
-			next[q] = sigs[s]
-		}
-		block = next
-		if len(sigs) == count {
-			break
-		}
-		count = len(sigs)
+	if len(bounds) == 0 {
+		return d.minimizeLabels()
 	}
-	// Renumber so that the start's block is 0.
-	renum := map[int32]int32{block[0]: 0}
-	for _, bl := range block {
-		if _, ok := renum[bl]; !ok {
-			renum[bl] = int32(len(renum))
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	k := len(bounds) - 1
+	dead := int32(n)
+	col := make([][]int32, k) // col[a][q]: the target of state q on interval a
+	for a := range col {
+		col[a] = make([]int32, n+1)
+		for q := range col[a] {
+			col[a][q] = dead
+		}
+	}
+	for q, es := range d.edges {
+		a := 0
+		for _, e := range es {
+			for bounds[a] < e.lo {
+				a++
+			}
+			for ; a < k && bounds[a] <= e.hi; a++ {
+				col[a][q] = e.to
+			}
+		}
+	}
+	var syms [][]int32 // distinct columns
+	seen := map[string]bool{}
+	buf := make([]byte, 0, 4*(n+1))
+	for _, c := range col {
+		buf = buf[:0]
+		for _, t := range c {
+			buf = append(buf, byte(t), byte(t>>8), byte(t>>16), byte(t>>24))
+		}
+		if !seen[string(buf)] {
+			seen[string(buf)] = true
+			syms = append(syms, c)
+		}
+	}
+	k = len(syms)
+	// Inverse transitions, per symbol: the states that go to t.
+	inv := make([][][]int32, k)
+	for a, c := range syms {
+		inv[a] = make([][]int32, n+1)
+		for q, t := range c {
+			inv[a][t] = append(inv[a][t], int32(q))
+		}
+	}
+	// The refinable partition: elems holds the states block by block.
+	total := n + 1
+	elems := make([]int32, total)
+	pos := make([]int32, total)
+	blockOf := make([]int32, total)
+	var first, end, marked []int32
+	labelOf := func(q int) int32 {
+		if q == n {
+			return 0
+		}
+		return d.label[q]
+	}
+	order := make([]int32, total)
+	for q := range order {
+		order[q] = int32(q)
+	}
+	slices.SortStableFunc(order, func(x, y int32) int {
+		lx, ly := labelOf(int(x)), labelOf(int(y))
+		return int(lx) - int(ly)
+	})
+	for i, q := range order {
+		if i == 0 || labelOf(int(q)) != labelOf(int(order[i-1])) {
+			first = append(first, int32(i))
+			end = append(end, int32(i))
+			marked = append(marked, 0)
+		}
+		b := int32(len(first) - 1)
+		elems[i], pos[q], blockOf[q] = q, int32(i), b
+		end[b] = int32(i + 1)
+	}
+	type work struct{ b, a int32 }
+	var queue []work
+	inW := map[work]bool{}
+	for b := range first {
+		for a := range k {
+			w := work{int32(b), int32(a)}
+			queue = append(queue, w)
+			inW[w] = true
+		}
+	}
+	var touched []int32
+	for len(queue) > 0 {
+		w := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		delete(inW, w)
+		// Mark the states that go into block w.b on symbol w.a.
+		for i := first[w.b]; i < end[w.b]; i++ {
+			for _, p := range inv[w.a][elems[i]] {
+				b := blockOf[p]
+				if pos[p] < first[b]+marked[b] {
+					continue // marked already
+				}
+				if marked[b] == 0 {
+					touched = append(touched, b)
+				}
+				// Swap p to the end of the marked part.
+				j := first[b] + marked[b]
+				other := elems[j]
+				elems[j], elems[pos[p]] = p, other
+				pos[other], pos[p] = pos[p], j
+				marked[b]++
+			}
+		}
+		for _, b := range touched {
+			m := marked[b]
+			marked[b] = 0
+			if m == end[b]-first[b] {
+				continue // the whole block: no split
+			}
+			// Split: the marked part becomes a new block.
+			nb := int32(len(first))
+			first = append(first, first[b])
+			end = append(end, first[b]+m)
+			marked = append(marked, 0)
+			first[b] += m
+			for i := first[nb]; i < end[nb]; i++ {
+				blockOf[elems[i]] = nb
+			}
+			small := nb
+			if end[b]-first[b] < end[nb]-first[nb] {
+				small = b
+			}
+			for a := range k {
+				if inW[work{b, int32(a)}] {
+					queue = append(queue, work{nb, int32(a)})
+					inW[work{nb, int32(a)}] = true
+				} else {
+					queue = append(queue, work{small, int32(a)})
+					inW[work{small, int32(a)}] = true
+				}
+			}
+		}
+		touched = touched[:0]
+	}
+	// Rebuild, the start's block first, the dead state's block left out.
+	renum := map[int32]int32{blockOf[0]: 0}
+	for q := range n {
+		if b := blockOf[q]; b != blockOf[dead] {
+			if _, ok := renum[b]; !ok {
+				renum[b] = int32(len(renum))
+			}
 		}
 	}
 	out := &dfa{label: make([]int32, len(renum)), edges: make([][]dfaEdge, len(renum))}
 	done := make([]bool, len(renum))
 	for q, es := range d.edges {
-		nq := renum[block[q]]
-		if done[nq] {
+		nq, ok := renum[blockOf[q]]
+		if !ok || done[nq] {
 			continue
 		}
 		done[nq] = true
 		out.label[nq] = d.label[q]
 		var kept []dfaEdge
 		for _, e := range es {
-			kept = appendEdge(kept, dfaEdge{e.lo, e.hi, renum[block[e.to]]})
+			if to, ok := renum[blockOf[e.to]]; ok && blockOf[e.to] != blockOf[dead] {
+				kept = appendEdge(kept, dfaEdge{e.lo, e.hi, to})
+			}
 		}
 		out.edges[nq] = kept
 	}
 	return out
+}
+
+// minimizeLabels is minimize for an automaton without edges.
+func (d *dfa) minimizeLabels() *dfa {
+	return &dfa{label: []int32{d.label[0]}, edges: [][]dfaEdge{nil}}
 }
 
 // matchString runs d on s and returns the label it ends in (0: rejected).

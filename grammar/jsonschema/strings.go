@@ -1,6 +1,8 @@
 package jsonschema
 
 import (
+	"fmt"
+
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/regex"
 )
@@ -14,14 +16,13 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 	if max > maxStringBound || min > maxStringBound {
 		return nil, c.errorf(n.Ptr, "maxLength", "length bounds above %d are not supported", maxStringBound)
 	}
-	if len(n.Str.Patterns) > 1 {
-		return nil, c.errorf(n.Str.PatternPtrs[1], "pattern", "two patterns on one string are not supported")
+	for i, name := range n.Str.Formats {
+		if _, ok := formats[name]; !ok {
+			return nil, c.errorf(n.Str.FormatPtrs[i], "format", "format %q is not supported", name)
+		}
 	}
-	if len(n.Str.Formats) > 1 {
-		return nil, c.errorf(n.Str.FormatPtrs[1], "format", "two formats on one string are not supported")
-	}
-	if len(n.Str.Patterns) == 1 && len(n.Str.Formats) == 1 {
-		return nil, c.errorf(n.Str.FormatPtrs[0], "format", "a format beside a pattern is not supported")
+	if len(n.Str.Patterns)+len(n.Str.Formats) > 1 {
+		return c.strDFA(n)
 	}
 	if len(n.Str.Patterns) == 1 {
 		ptr := n.Str.PatternPtrs[0]
@@ -33,7 +34,7 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 			clamped, ok := clampLengths(g, min, max)
 			switch {
 			case !ok:
-				return nil, c.errorf(ptr, "pattern", "pattern together with length bounds is supported only where the pattern's strings all have lengths within them, or are fixed parts around one repeated character")
+				return c.strDFA(n)
 			case clamped == nil:
 				return nil, c.emptyf(ptr, "pattern", "no string of the pattern has a length within minLength and maxLength")
 			}
@@ -56,7 +57,7 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 			return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
 		}
 		if !lengthsWithin(g, min, max) {
-			return nil, c.errorf(ptr, "format", "format %q together with length bounds is supported only where its strings all have lengths within them", name)
+			return c.strDFA(n)
 		}
 		g, err = jsonEncode(g)
 		if err != nil {
@@ -65,4 +66,73 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
 	}
 	return c.stringNode(min, max), nil
+}
+
+// strDFA compiles the strings of n by automaton: the product of each
+// pattern's (found anywhere), each format's (the whole string) and the
+// length bounds', written as rules. Patterns are read as patternNode
+// reads them (ecmaToGo: within both ECMAScript's and Go's meaning).
+func (c *compiler) strDFA(n *Node) (*grammar.Node, error) {
+	key := fmt.Sprintf("%q %q %d %d", n.Str.Patterns, n.Str.Formats, n.Str.MinLen, n.Str.MaxLen)
+	if g, ok := c.strDFAs[key]; ok {
+		return g, nil
+	}
+	g, err := c.buildStrDFA(n)
+	if err == nil {
+		if c.strDFAs == nil {
+			c.strDFAs = map[string]*grammar.Node{}
+		}
+		c.strDFAs[key] = g
+	}
+	return g, err
+}
+
+func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
+	var comps []*dfa
+	kw, ptr := "pattern", n.Ptr
+	for i, pat := range n.Str.Patterns {
+		ptr = n.Str.PatternPtrs[i]
+		goPat, err := ecmaToGo(pat)
+		if err != nil {
+			return nil, c.errorf(ptr, "pattern", "%v", err)
+		}
+		d, err := regexDFA(goPat, true)
+		if err != nil {
+			return nil, c.errorf(ptr, "pattern", "with length bounds, other patterns or a format, by automaton: %v", err)
+		}
+		comps = append(comps, d)
+	}
+	for i, name := range n.Str.Formats {
+		d, err := regexDFA(formats[name], false)
+		if err != nil {
+			return nil, c.errorf(n.Str.FormatPtrs[i], "format", "format %q with length bounds or a pattern, by automaton: %v", name, err)
+		}
+		comps = append(comps, d)
+		if len(n.Str.Patterns) == 0 {
+			kw, ptr = "format", n.Str.FormatPtrs[i]
+		}
+	}
+	if n.Str.MinLen > 0 || n.Str.MaxLen >= 0 {
+		comps = append(comps, lengthDFA(n.Str.MinLen, n.Str.MaxLen))
+	}
+	d, err := product(comps, func(t []int32) int32 {
+		for i, x := range t {
+			if comps[i].label[x] == 0 {
+				return 0
+			}
+		}
+		return 1
+	})
+	if err != nil {
+		return nil, c.errorf(ptr, kw, "with length bounds, other patterns or a format, by automaton: %v", err)
+	}
+	d = d.minimize()
+	if d.label[0] == 0 && len(d.edges[0]) == 0 {
+		return nil, c.emptyf(ptr, kw, "no string satisfies the pattern, the format and the length bounds together")
+	}
+	g, err := c.dfaGrammar(d, ptr, func(int32) *grammar.Node { return lit(`"`) })
+	if err != nil {
+		return nil, c.errorf(ptr, kw, "%v", err)
+	}
+	return grammar.Seq(lit(`"`), g), nil
 }
