@@ -122,19 +122,17 @@ func (bt *batcher) loop() {
 			reqs = append(reqs, j.reqs...)
 		}
 		t0 := time.Now()
-		bt.mu.Lock()
-		err := bt.b.Eval(context.Background(), reqs)
+		err := bt.eval(reqs)
 		if err != nil && len(batch) > 1 {
 			// Find whose request failed: each alone.
 			for _, j := range batch {
-				j.err = bt.b.Eval(context.Background(), j.reqs)
+				j.err = bt.eval(j.reqs)
 			}
 		} else {
 			for _, j := range batch {
 				j.err = err
 			}
 		}
-		bt.mu.Unlock()
 		took := time.Since(t0)
 		bt.lastRun.Store(int64(took))
 		if bt.observe != nil {
@@ -144,6 +142,18 @@ func (bt *batcher) loop() {
 			j.done <- struct{}{}
 		}
 	}
+}
+
+// eval calls the backend, a panic in it an error of the requests.
+func (bt *batcher) eval(reqs []decode.EvalRequest) (err error) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in the backend's evaluation: %v", p)
+		}
+	}()
+	return bt.b.Eval(context.Background(), reqs)
 }
 
 // take adds j to batch unless its caller gave up waiting.

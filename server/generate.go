@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -72,8 +73,16 @@ func (s *Server) countTokens(param, prompt string, chat bool) (int, *apiError) {
 	return len(toks), nil
 }
 
-// run generates one choice on a slot.
-func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (*result, error) {
+// run generates one choice on a slot. It runs on a goroutine of its
+// own, so a panic below is recovered here as an error: the server keeps
+// serving the others.
+func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (res *result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in generation", "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("internal error (a bug in reins): %v", p)
+		}
+	}()
 	v, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -82,7 +91,7 @@ func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (*result, error
 	if j.chat {
 		v.markers = s.markers
 	}
-	res := &result{promptTokens: j.promptToks, finish: decode.FinishLength}
+	res = &result{promptTokens: j.promptToks, finish: decode.FinishLength}
 	s.metrics.tokens.WithLabelValues("prompt").Add(float64(j.promptToks))
 	if j.echo {
 		sr, err := decode.Score(ctx, v, j.prompt, decode.ScoreOptions{TopLogprobs: j.topLogprobs})

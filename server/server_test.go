@@ -428,3 +428,21 @@ func TestBatchesAcrossRequests(t *testing.T) {
 		t.Errorf("at most %d sequences per evaluation with 4 requests at once", most)
 	}
 }
+
+// TestBackendPanic: a panic in the backend's evaluation fails the
+// request with a 500 and leaves the server serving.
+func TestBackendPanic(t *testing.T) {
+	b := fixture.New().NewBackend()
+	var once sync.Once
+	b.BeforeEval = func([]decode.EvalRequest) error {
+		once.Do(func() { panic("boom") })
+		return nil
+	}
+	_, ts, _ := newTest(t, Config{Backend: b})
+	if code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "The", "max_tokens": 3}`); code != 500 {
+		t.Errorf("status %d: %v", code, out)
+	}
+	if code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "The", "max_tokens": 3}`); code != 200 {
+		t.Errorf("after the panic: status %d: %v", code, out)
+	}
+}
