@@ -446,3 +446,26 @@ func TestBackendPanic(t *testing.T) {
 		t.Errorf("after the panic: status %d: %v", code, out)
 	}
 }
+
+// TestHostileConstraints: constraints built to be expensive are refused
+// or answered quickly (a budget that cannot hold the output is "length"
+// with reins.unfinished saying why), never a hang.
+func TestHostileConstraints(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	for _, tc := range []struct {
+		field string
+		code  int
+	}{
+		{`"regex": "((a{999}){999}){999}"`, 400},
+		{`"regex": "(a|b)*x{900}(a|b)*y{900}"`, 200},
+		{`"grammar": "root ::= x{1000}\nx ::= y{1000}\ny ::= \"ab\"{1000}"`, 200},
+		{`"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": ` + strings.Repeat(`{"type": "array", "items": `, 120) + `{}` + strings.Repeat(`}`, 120) + `}}`, 200},
+		{`"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": ` + strings.Repeat(`{"type": "array", "items": `, 200) + `{}` + strings.Repeat(`}`, 200) + `}}`, 400},
+	} {
+		t0 := time.Now()
+		code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "The", "max_tokens": 8, `+tc.field+`}`)
+		if code != tc.code || time.Since(t0) > 10*time.Second {
+			t.Errorf("%.60s: status %d in %s, want %d: %v", tc.field, code, time.Since(t0), tc.code, out)
+		}
+	}
+}
