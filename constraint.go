@@ -1,7 +1,6 @@
 package reins
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
@@ -32,14 +30,13 @@ const MaxSourceBytes = 16 << 20
 // compiled once when made, bound to each model's vocabulary on first use
 // (and cached), and safe to share across goroutines and models.
 type Constraint struct {
-	desc     string // what it is, for messages
-	g        *grammar.Grammar
-	prog     *grammar.Prog
-	json     *jsonschema.Validator // JSON constraints: outputs are parsed and validated
-	schema   []byte                // a JSON Schema's source, for a server that keeps to it too
-	relaxed  []string              // keywords the JSON grammar does not enforce
-	options  []string              // a Choice's options
-	warnings []string
+	desc    string // what it is, for messages
+	g       *grammar.Grammar
+	prog    *grammar.Prog
+	json    *jsonschema.Validator // JSON constraints: outputs are parsed and validated
+	schema  []byte                // a JSON Schema's source, for a server that keeps to it too
+	relaxed []string              // keywords the JSON grammar does not enforce
+	options []string              // a Choice's options
 
 	mu     sync.Mutex
 	bound  map[*vocab.Vocab]*automaton.Automaton
@@ -48,7 +45,7 @@ type Constraint struct {
 
 // Warnings are what compiling the constraint noticed but did not refuse
 // (a GBNF rule that matches nothing, say).
-func (c *Constraint) Warnings() []string { return c.warnings }
+func (c *Constraint) Warnings() []string { return c.prog.Warnings }
 
 // String says what the constraint is.
 func (c *Constraint) String() string { return c.desc }
@@ -270,7 +267,7 @@ func compile(desc string, g *grammar.Grammar) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Constraint{desc: desc, g: g, prog: p, warnings: g.Warnings}, nil
+	return &Constraint{desc: desc, g: g, prog: p}, nil
 }
 
 // FromGrammar returns the constraint of a grammar built in Go
@@ -357,70 +354,57 @@ const MaxValidateBytes = 64 << 20
 // Check reads text from r and reports whether it is in the language, as
 // Match does. Its memory is bounded by the parse's live state (and, for
 // a JSON schema, the text up to MaxValidateBytes), not by the text's
-// length.
+// length, and its work by a budget proportional to the text's length:
+// a grammar too ambiguous to parse the text in reasonable time is an
+// error wrapping ErrWorkBudget, not a verdict.
 func (c *Constraint) Check(r io.Reader) error {
-	p := earley.NewParser(c.prog)
-	br := bufio.NewReaderSize(r, 64<<10)
-	var kept []byte // the text, for the JSON validator
-	keep := c.json != nil
-	pos := textPos{line: 1, col: 1}
-	for {
-		b, err := br.ReadByte()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if !p.Push(b) {
-			e := &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, Byte: b, Expected: p.Expected()}
-			if b >= 0x80 {
-				more, _ := br.Peek(utf8.UTFMax - 1)
-				if r, n := utf8.DecodeRune(append([]byte{b}, more...)); r != utf8.RuneError || n > 1 {
-					e.Char = r
-				}
-			}
-			return e
-		}
-		p.Commit()
-		pos.advance(b)
-		if keep {
-			if kept = append(kept, b); len(kept) > MaxValidateBytes {
-				keep, kept = false, nil
-			}
-		}
+	var kept limitedBuffer // the text, for the JSON validator
+	if c.json != nil {
+		r = io.TeeReader(r, &kept)
 	}
-	if !p.CanEnd() {
-		return &RejectError{Offset: pos.offset, Line: pos.line, Col: pos.col, EOF: true, Expected: p.Expected()}
+	err := earley.Check(c.prog, r, earley.CheckOptions{})
+	var rej *earley.RejectError
+	if errors.As(err, &rej) {
+		return &RejectError{Offset: int(rej.Offset), Line: rej.Line, Col: rej.Col, Got: rej.Got, EOF: rej.EOF, Expected: rej.Expected}
 	}
-	if keep {
-		if err := c.json.Validate(kept); err != nil {
+	if err != nil {
+		return err
+	}
+	if c.json != nil && !kept.over {
+		if err := c.json.Validate(kept.b); err != nil {
 			return &InvalidOutputError{Constraint: c.desc, Relaxed: c.relaxed, Err: err}
 		}
 	}
 	return nil
 }
 
-// textPos is a position in a text: byte offset, line and column (in
-// characters, both from 1).
-type textPos struct{ offset, line, col int }
-
-func (p *textPos) advance(b byte) {
-	p.offset++
-	switch {
-	case b == '\n':
-		p.line, p.col = p.line+1, 1
-	case b < 0x80 || b >= 0xC0: // not a UTF-8 continuation byte
-		p.col++
-	}
+// limitedBuffer keeps what is written to it up to MaxValidateBytes, and
+// then nothing.
+type limitedBuffer struct {
+	b    []byte
+	over bool
 }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if !l.over {
+		if len(l.b)+len(p) > MaxValidateBytes {
+			l.over, l.b = true, nil
+		} else {
+			l.b = append(l.b, p...)
+		}
+	}
+	return len(p), nil
+}
+
+// ErrWorkBudget is wrapped by the error of a parse that took more work
+// than its budget: a grammar too ambiguous for the text (see Check).
+var ErrWorkBudget = earley.ErrWorkBudget
 
 // RejectError is a text that leaves a constraint's language.
 type RejectError struct {
 	Offset    int    // byte offset of the refused byte, or the text's length
 	Line, Col int    // line and column (in characters) of Offset, from 1
-	Byte      byte   // the refused byte (when !EOF)
-	Char      rune   // the character it begins, when it begins a multi-byte one (else 0)
+	Got       string // what was refused: a character ('é') or a byte (\xff); "" at the end
 	EOF       bool   // the text ended too early
 	Expected  string // what the constraint allowed there
 }
@@ -429,18 +413,5 @@ func (e *RejectError) Error() string {
 	if e.EOF {
 		return fmt.Sprintf("rejected at byte %d (line %d, column %d): the text ends too early; expected %s", e.Offset, e.Line, e.Col, e.Expected)
 	}
-	what := quoteByte(e.Byte)
-	if e.Char != 0 {
-		what = fmt.Sprintf("%q", e.Char)
-	}
-	return fmt.Sprintf("rejected at byte %d (line %d, column %d): %s is not allowed; expected %s", e.Offset, e.Line, e.Col, what, e.Expected)
-}
-
-// quoteByte shows a byte as a character when it is printable ASCII and
-// as \xNN otherwise.
-func quoteByte(b byte) string {
-	if b >= 0x20 && b < 0x7f {
-		return fmt.Sprintf("%q", rune(b))
-	}
-	return fmt.Sprintf(`'\x%02x'`, b)
+	return fmt.Sprintf("rejected at byte %d (line %d, column %d): %s is not allowed; expected %s", e.Offset, e.Line, e.Col, e.Got, e.Expected)
 }

@@ -3,9 +3,11 @@ package reins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -340,9 +342,9 @@ func TestMatch(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorAs(t, spaced.Match([]byte("{\"a\":\n\xff")), &rej)
 	assert.Equal(t, 2, rej.Line)
-	assert.Contains(t, rej.Error(), `'\xff'`)
+	assert.Contains(t, rej.Error(), `\xff is not allowed`)
 	require.ErrorAs(t, c.Match([]byte(`{"é":1}`)), &rej)
-	assert.Equal(t, 'é', rej.Char)
+	assert.Equal(t, "'é'", rej.Got)
 	assert.Contains(t, rej.Error(), `'é' is not allowed`)
 }
 
@@ -362,4 +364,24 @@ func TestGenerateJSONValue(t *testing.T) {
 		assert.JSONEq(t, string(wantText), string(got))
 		require.NoError(t, jsonschema.Validate([]byte(`{"required": ["name", "tags", "inner"]}`), []byte(out.Text)))
 	}
+}
+
+// TestCheckWorkBudget: a grammar too ambiguous for the text is an error
+// wrapping ErrWorkBudget, not a verdict, and comes back at once.
+func TestCheckWorkBudget(t *testing.T) {
+	g, err := Grammar("root ::= x\nx ::= x x | \"a\" | \"\"\n")
+	require.NoError(t, err)
+	err = g.Check(strings.NewReader(strings.Repeat("a", 4000)))
+	require.ErrorIs(t, err, ErrWorkBudget)
+	var rej *RejectError
+	assert.False(t, errors.As(err, &rej), "not a rejection")
+	require.NoError(t, g.Check(strings.NewReader("aaa")))
+}
+
+// TestWarnings: a GBNF rule that matches nothing is compiled away with a
+// warning.
+func TestWarnings(t *testing.T) {
+	g, err := Grammar("root ::= \"a\" | loop\nloop ::= \"x\" loop\n")
+	require.NoError(t, err)
+	assert.NotEmpty(t, g.Warnings())
 }

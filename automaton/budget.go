@@ -104,6 +104,9 @@ func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 			}
 			m.tok = t
 			ok := m.p.AdvanceToken(m.text(t), m.inSet)
+			if err := m.p.Err(); err != nil {
+				return err
+			}
 			if ok {
 				ok = int(m.p.CostToEnd(costs, &m.memo)) <= budget-1
 				m.p.Truncate(at)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/fixture"
 )
 
@@ -155,4 +156,29 @@ func TestMatcherAfterPrefix(t *testing.T) {
 	assert.Equal(t, stepped.TokensToEnd(), after.TokensToEnd())
 	_, err = a.NewMatcherAfter([]byte(`{"a": x`))
 	assert.ErrorContains(t, err, "byte 6")
+}
+
+// TestMaskWorkBudget: on an ambiguous grammar, whose parse work grows
+// with the cube of the input, a mask fails its step with a budget error
+// once the work passes the bound, instead of taking minutes; the failed
+// matcher stays failed.
+func TestMaskWorkBudget(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := bindGBNF(t, v, "root ::= x\nx ::= x x | \"a\" | \"\"\n")
+	m := a.NewMatcher()
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	var err error
+	n := 0
+	for ; n < 5000 && err == nil; n++ {
+		if err = m.FillMask(mask); err == nil {
+			err = m.Advance(fixture.Raw('a'))
+		}
+	}
+	require.Error(t, err, "the work bound stops an ambiguous parse")
+	assert.ErrorIs(t, err, earley.ErrWorkBudget)
+	t.Logf("stopped after %d tokens: %v", n, err)
+	assert.ErrorIs(t, m.FillMask(mask), earley.ErrWorkBudget, "a failed matcher stays failed")
+	assert.ErrorIs(t, m.Advance(fixture.Raw('a')), earley.ErrWorkBudget)
+	m.Reset()
+	require.NoError(t, m.FillMask(mask), "Reset starts over")
 }

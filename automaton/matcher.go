@@ -55,11 +55,22 @@ func (m *Matcher) FillMask(mask []uint32) error {
 		clear(mask)
 		return nil
 	}
+	if err := m.p.Err(); err != nil {
+		return err
+	}
 	var e *stateMask
 	e, m.sig = m.a.stateMask(m.p, m.sig)
 	clear(mask[copy(mask, e.acc):])
 	if e.cd != nil {
+		// The walk parses each context-dependent token: its work is
+		// bounded, so that an ambiguous grammar fails the step instead of
+		// taking minutes.
+		m.p.SetWorkLimit(m.p.Work() + MaskWork)
 		m.fillContextDependent(e.cd, mask)
+		m.p.SetWorkLimit(0)
+		if err := m.p.Err(); err != nil {
+			return fmt.Errorf("automaton: the mask's parse passed its budget of %d units (MaskWork): %w", MaskWork, err)
+		}
 	}
 	m.p.WaitingTokenSets(func(set int) {
 		for i, w := range m.a.tokenSets[set] {
@@ -127,11 +138,23 @@ func (m *Matcher) Advance(t int) error {
 	at := m.p.Len()
 	m.tok = t
 	if !m.p.AdvanceToken(m.text(t), m.inSet) {
+		if err := m.p.Err(); err != nil {
+			return err
+		}
 		return fmt.Errorf("token %d (%q) refused: expected %s", t, v.Bytes(t), m.p.Expected())
 	}
 	m.record(at)
 	return nil
 }
+
+// MaskWork bounds the parsing work of one mask's context-dependent
+// tokens, in the parser's units (earley.Parser.Work): the call items its
+// steps scan. The heaviest mask of the MaskBench development set takes a
+// few hundred thousand; an ambiguous grammar (x ::= x x | "a" | "") would
+// take minutes past a few hundred bytes, and fails its step instead with
+// an error wrapping earley.ErrWorkBudget. A parser that has failed stays
+// failed: FillMask and Advance return its error until Reset.
+const MaskWork = 1 << 26
 
 // text returns the bytes token t stands for in the grammar's text: none
 // for control, unknown and unused tokens, which only token terminals

@@ -42,6 +42,8 @@ func cmdCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case errors.As(err, &rej), errors.As(err, &inv):
 		fmt.Fprintln(stdout, err)
 		return errRejected
+	case errors.Is(err, reins.ErrWorkBudget):
+		return fmt.Errorf("no verdict: %w", err)
 	default:
 		return fmt.Errorf("read standard input: %w", err)
 	}
