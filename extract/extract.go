@@ -220,7 +220,7 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 		return nil, fmt.Errorf("extract: the document has %d bytes, more than MaxDocumentBytes (%d)", len(text), MaxDocumentBytes)
 	}
 	prompt := x.Prompt(text)
-	decided := ""        // the output up to the last value chosen in full, generated no more
+	decided := ""       // the output up to the last value chosen in full, generated no more
 	var settled []Field // the fields within decided
 	for {
 		out, err := x.m.Generate(ctx, prompt, reins.Options{Constraint: x.c, MaxTokens: x.opts.MaxTokens, Heal: decided == "",
