@@ -32,6 +32,8 @@ type choiceJSON struct {
 	} `json:"logprobs"`
 	// Value is the parsed JSON value, with --schema or --json-value.
 	Value any `json:"value,omitempty"`
+	// Usage is what the output cost on a server (--backend).
+	Usage *decode.Usage `json:"usage,omitempty"`
 }
 
 // Bounds on the sizes generate's flags ask for.
@@ -131,7 +133,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	choices := make([]choiceJSON, len(cs))
 	for i, c := range cs {
-		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: c.Value}
+		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: c.Value, Usage: c.Usage}
 		choices[i].Logprobs.Content = c.Tokens
 		if choices[i].Logprobs.Content == nil {
 			choices[i].Logprobs.Content = []reins.Token{}
