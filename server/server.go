@@ -5,25 +5,64 @@
 // under a constraint, the constrained one beside it; GET /v1/models,
 // GET /health and GET /metrics (Prometheus).
 //
+// # Fields
+//
 // Beyond OpenAI's fields, a request may carry reins' own: "grammar" (a
 // GBNF grammar), "regex" (Go syntax, the whole output), "top_k" and
-// "min_p"; response_format json_object and json_schema compile to exact
-// token masks (strict or not: reins always keeps the output in the
-// schema). top_logprobs takes 0 to 20 as OpenAI does, and more up to
-// Limits.MaxTopLogprobs. /v1/completions with "echo": true and
-// "logprobs" returns the prompt's own token logprobs, and "max_tokens":
-// 0 scores the prompt without generating.
+// "min_p". response_format json_object and json_schema compile to exact
+// token masks, strict or not (reins always keeps the output in the
+// schema; a schema it cannot compile exactly is a 400 naming the
+// keyword's JSON pointer). top_logprobs (chat) and logprobs
+// (completions) take 0 to 20 as OpenAI does, and more, up to
+// Limits.MaxTopLogprobs (100 by default; reins serve
+// --max-top-logprobs): ask for the number. Each logprobs entry has
+// OpenAI's token, logprob, bytes and top_logprobs, and reins' id,
+// constrained (the logprob and alternatives under the constrained
+// distribution) and forced. /v1/completions with "echo": true and
+// "logprobs" returns the prompt's own token logprobs (the first token
+// null when nothing conditions it), and "max_tokens": 0 scores the
+// prompt without generating.
 //
-// Requests are decoded together: each holds one of the backend's
-// sequences (a slot) while it runs, and one loop evaluates the tokens of
-// every busy slot in one call of the backend (one llama.cpp batch).
-// Past Config.Parallel slots, requests wait in a queue of
-// Config.QueueSize; past that they get 429 with Retry-After.
+// Defaults follow OpenAI's: temperature 1, top_p 1, n 1; a request
+// without a seed gets a random one (with one, the same request gives the
+// same output). max_tokens defaults to Limits.DefaultMaxTokens (256).
+// A constrained output the budget cannot finish comes back with
+// finish_reason "length", its partial text, and "reins": {"unfinished":
+// why}. Unsupported fields with an effect (tools, logit_bias, penalties,
+// suffix, best_of) are a 400 naming the field; unknown fields are
+// ignored, or refused with Config.Strict.
 //
-// Safe by default: every size a request can ask for is bounded (Limits),
-// a JSON Schema's $ref outside the document is refused (nothing is read
-// from the server's files or the network), an API key is compared in
-// constant time, and a client that goes away cancels its generation.
+// # Chat
+//
+// reins does not run the Jinja chat templates of GGUF files: the
+// server writes the conversation in the template family the GGUF's
+// tokenizer.chat_template names (chatml, llama3, gemma, phi3; see
+// ChatFormatFromTemplate), its markers tokenized as the model's special
+// tokens and refused inside messages; a model without a template gets
+// a plain transcript ("User: ...\nAssistant:"), stopped at the next
+// "\nUser:".
+//
+// # Concurrency
+//
+// Requests are decoded together: each choice holds one of the backend's
+// sequences (a slot) while it runs, and one loop evaluates the queued
+// tokens of every busy slot in one call of the backend (for llama.cpp,
+// one batch): continuous batching, since reins.Model alone takes turns
+// at its backend, one call's evaluation at a time. The sequences'
+// caches are kept between requests, so a prompt that shares a prefix
+// with an earlier one (a system message) evaluates only the rest. Past
+// Config.Parallel slots, requests wait in a queue of Config.QueueSize;
+// past that they get 429 with Retry-After.
+//
+// # Safety
+//
+// Every size a request can ask for is bounded (Limits); a JSON Schema's
+// $ref outside the document is refused (nothing is read from the
+// server's files or the network; GBNF has no includes); an API key is
+// compared in constant time; a client that goes away cancels its
+// generation and frees its slot, and one that stops reading is cut off
+// after Limits.StreamStall. A panic in a generation fails that request
+// only.
 package server
 
 import (

@@ -469,3 +469,40 @@ func TestHostileConstraints(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEcho: a streamed completion with echo starts with the
+// prompt and its logprobs, then the generated text, which is what the
+// same request gives unstreamed.
+func TestStreamEcho(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	body := `{"prompt": "The cat", "max_tokens": 6, "temperature": 0, "echo": true, "logprobs": 2, "stream": true}`
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs := events(t, resp.Body)
+	var text strings.Builder
+	var first map[string]any
+	for _, e := range evs[:len(evs)-1] {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(e), &c); err != nil {
+			t.Fatal(err)
+		}
+		ch := c["choices"].([]any)[0].(map[string]any)
+		if first == nil {
+			first = ch
+		}
+		text.WriteString(ch["text"].(string))
+	}
+	if first["text"] != "The cat" || len(first["logprobs"].(map[string]any)["tokens"].([]any)) == 0 {
+		t.Errorf("first event %v: want the prompt with its logprobs", first)
+	}
+	code, out := post(t, ts.URL+"/v1/completions", strings.Replace(body, `"stream": true`, `"stream": false`, 1))
+	if code != 200 {
+		t.Fatal(out)
+	}
+	if want := out["choices"].([]any)[0].(map[string]any)["text"]; text.String() != want {
+		t.Errorf("streamed %q, unstreamed %q", text.String(), want)
+	}
+}
