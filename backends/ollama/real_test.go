@@ -157,6 +157,10 @@ func TestRealGreedyMatchesLocal(t *testing.T) {
 		{"Once upon a time", `, there was a [a-z]+ [a-z]+ named [A-Z][a-z]+\.`},
 		{"Once upon a time", `[a-zA-Z ,.]{1,80}`},
 		{"Lily and Tom went to the park. They", `( [a-z]+){3,12}\.`},
+		// The model's top token is refused here ("little"): the likeliest
+		// allowed one is among its top 20, as llama.cpp's mask finds it.
+		{"Once upon a time", `, there was a (big|happy|sad) [a-z]+ named [A-Z][a-z]+\.`},
+		{"Once upon a time, there was a little girl named Lily. She", ` (was|had) [a-z]+( [a-z]+){1,6}\.`},
 	} {
 		re, err := reins.Regex(c.re)
 		require.NoError(t, err)
