@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/program"
 )
 
 // testPage generates a constrained output on the built-in model, with
@@ -188,4 +189,42 @@ func TestBrowserHover(t *testing.T) {
 		t.Errorf("the screenshot has %d colours: nothing rendered?", len(colours))
 	}
 	t.Logf("screenshots in %s; tooltip: %q", shots, tipText)
+}
+
+func TestFromProgram(t *testing.T) {
+	prog, err := program.NewBuilder().Text("The cat sat on the ").Gen("thing", program.GenOptions{Regex: `[a-z]{2,8}`}).
+		Text(". It was ").Select("mood", "happy", "sad").Text(".").Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := prog.Run(context.Background(), reins.Builtin(), &program.RunOptions{TopLogprobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := FromProgram("program", res)
+	var text strings.Builder
+	for _, s := range p.Segments {
+		text.WriteString(s.Text)
+		for _, tok := range s.Tokens {
+			text.Write(tok.Bytes)
+		}
+	}
+	if text.String() != res.Text {
+		t.Errorf("the page spells %q, the program %q", text.String(), res.Text)
+	}
+	if len(p.Captures) != 2 {
+		t.Fatalf("captures %+v", p.Captures)
+	}
+	for i, c := range p.Captures {
+		if got := text.String()[c.Start:c.End]; got != res.Captures[i].Value {
+			t.Errorf("capture %s spans %q, value %q", c.Name, got, res.Captures[i].Value)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "thing ") || !strings.Contains(buf.String(), "mood ") {
+		t.Error("the page lacks the captures' labels")
+	}
 }
