@@ -36,6 +36,9 @@ const (
 	maxVocab  = 1 << 22 // tokens (gguf.MaxArrayLen)
 )
 
+// tensorAlignment is ggml's TENSOR_ALIGNMENT.
+const tensorAlignment = 32
+
 // llamaNull is llama.cpp's LLAMA_TOKEN_NULL.
 const llamaNull = -1
 
@@ -391,6 +394,12 @@ func (c *checker) checkLlamaTensors(mi *modelInfo, nFF int64) error {
 		found[t.Name] = true
 		if !sameShape(t.Shape, s.shape) {
 			return c.errTensor(t, "shape %v, want %v", t.Shape, s.shape)
+		}
+		// llama.cpp maps the file and hands ggml pointers into it, which
+		// ggml asserts are aligned to 32 bytes: a file whose
+		// general.alignment is smaller can place tensors elsewhere.
+		if at := uint64(c.f.DataOffset) + t.Offset; at%tensorAlignment != 0 {
+			return c.errTensor(t, "its data starts at byte %d of the file, not a multiple of %d, which llama.cpp requires (general.alignment %d)", at, tensorAlignment, c.f.Alignment)
 		}
 		switch {
 		case s.matrix && !matrixTypes[t.Type]:

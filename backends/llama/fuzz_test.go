@@ -226,6 +226,9 @@ func editModel(m *model, r *editReader) {
 		m.set(editStringKeys[r.n(len(editStringKeys))], editStrings[r.n(len(editStrings))])
 	case 4: // a token's text
 		toks := m.tokens()
+		if len(toks) == 0 {
+			return
+		}
 		i := int(r.u32() % uint32(len(toks)))
 		if r.n(3) == 0 {
 			toks[i] = toks[int(r.u32()%uint32(len(toks)))]
@@ -236,7 +239,9 @@ func editModel(m *model, r *editReader) {
 	case 5: // a token's type
 		if tt, ok := m.get("tokenizer.ggml.token_type").([]int32); ok {
 			tt = append([]int32(nil), tt...)
-			tt[int(r.u32()%uint32(len(tt)))] = int32(r.n(9)) - 1
+			if len(tt) > 0 {
+				tt[int(r.u32()%uint32(len(tt)))] = int32(r.n(9)) - 1
+			}
 			m.set("tokenizer.ggml.token_type", tt)
 		}
 	case 6: // a flag
@@ -273,6 +278,9 @@ func editModel(m *model, r *editReader) {
 		}
 	case 9: // an array replaced
 		toks := m.tokens()
+		if len(toks) == 0 {
+			return
+		}
 		switch r.n(4) {
 		case 0:
 			m.set("tokenizer.ggml.scores", make([]float32, len(toks)-r.n(2)))

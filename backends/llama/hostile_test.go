@@ -196,8 +196,8 @@ func runChildEnv(t testing.TB, path string, unchecked bool, env ...string) child
 		fmt.Sscan(rest, &kb)
 		r.maxRSS = kb << 10
 	}
-	if len(r.output) > 4000 {
-		r.output = "..." + r.output[len(r.output)-4000:]
+	if len(r.output) > 6000 { // what failed comes first, then Go's dump
+		r.output = r.output[:4000] + "\n...\n" + r.output[len(r.output)-2000:]
 	}
 	if ctx.Err() != nil {
 		r.timedOut = true
@@ -278,7 +278,8 @@ func (m *model) del(key string) *model {
 
 // tokens returns a copy of the token list, to edit and set back.
 func (m *model) tokens() []string {
-	return append([]string(nil), m.get("tokenizer.ggml.tokens").([]string)...)
+	toks, _ := m.get("tokenizer.ggml.tokens").([]string)
+	return append([]string(nil), toks...)
 }
 
 // tensor replaces tensor name by one of the given shape and type, of
@@ -421,6 +422,7 @@ var hostileCases = []hostileCase{
 	{"split count of the wrong type", func(m *model) { m.set("split.count", uint32(3)) }, "split.count: a uint32, want a uint16", false},
 	{"mixture of experts", func(m *model) { m.set("llama.expert_count", uint32(8)) }, "expert_count: 8: mixture-of-experts", false},
 	{"context length as a string", func(m *model) { m.set("llama.context_length", "512") }, "key llama.context_length: a string, want a uint32", false},
+	{"alignment of 1 (found by FuzzLoadEdits)", func(m *model) { m.set("general.alignment", uint32(1)) }, "not a multiple of 32, which llama.cpp requires (general.alignment 1)", true},
 	{"alignment as uint64", func(m *model) { m.set("general.alignment", uint64(32)) }, "general.alignment must be a uint32 power of two", true},
 	{"extra tensor", func(m *model) { m.tensor("blk.7.attn_q.weight", gguf.TensorF32, 4) }, `"blk.7.attn_q.weight": not a tensor of a llama model of 1 layers`, false},
 	{"missing tensor", func(m *model) { m.tensor("blk.0.ffn_up.weight", 0) }, `tensor "blk.0.ffn_up.weight" is missing`, false},
