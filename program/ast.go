@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/grammar"
 )
 
@@ -144,17 +145,8 @@ func (n *Select) Position() Pos { return n.Pos }
 func (n *Role) Position() Pos   { return n.Pos }
 func (n *Each) Position() Pos   { return n.Pos }
 
-// Roles are the chat roles a Role block may name.
-var roleNames = [...]string{"system", "user", "assistant"}
-
-func isRole(s string) bool {
-	for _, r := range roleNames {
-		if r == s {
-			return true
-		}
-	}
-	return false
-}
+// isRole reports whether a Role block may name s (chat.RoleNames).
+func isRole(s string) bool { return chat.Role(s) >= 0 }
 
 // Dumps, for tests and the fuzzer: text{"..."} var{x} gen{x regex="..."}
 // select{x ["a" "b"]} role{user ...} each{items ...}.

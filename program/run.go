@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/vocab"
 )
@@ -30,7 +31,7 @@ type RunOptions struct {
 	// TopLogprobs is how many alternatives each captured token reports.
 	TopLogprobs int
 	// Chat is the format of role blocks; nil asks the model (ChatFor).
-	Chat *ChatFormat
+	Chat *chat.Format
 	// NoHeal turns token healing off (for comparison: the prompt's last
 	// token then stays, and a hole starts after it).
 	NoHeal bool
@@ -106,7 +107,10 @@ func (p *Program) Run(ctx context.Context, m *reins.Model, opts *RunOptions) (*R
 		r.chat = opts.Chat
 		if r.chat == nil {
 			var err error
-			if r.chat, err = ChatFor(m.Backend()); err != nil {
+			if r.chat, err = chat.For(m.Backend()); errors.Is(err, chat.ErrUnknownTemplate) {
+				err = fmt.Errorf("program: %w: set RunOptions.Chat", err)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -155,7 +159,7 @@ type runner struct {
 	m      *reins.Model
 	v      *vocab.Vocab
 	opts   *RunOptions
-	chat   *ChatFormat
+	chat   *chat.Format
 	steps  []step
 	made   map[string]bool // captures unrolled so far (full names)
 	values map[string]string
@@ -184,7 +188,7 @@ func (r *runner) expand(nodes []Node, sc *scope) error {
 		case *Select:
 			r.steps = append(r.steps, step{kind: stepSelect, pos: n.Pos, sel: n, name: r.name(n.Name, sc)})
 		case *Role:
-			i := roleIndex(n.Role)
+			i := chat.Role(n.Role)
 			r.steps = append(r.steps, step{kind: stepMarker, pos: n.Pos, text: r.chat.Start[i], hard: r.chat.Special})
 			if err := r.expand(n.Body, sc); err != nil {
 				return err

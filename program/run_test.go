@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/fixture"
@@ -282,27 +283,27 @@ func TestRoles(t *testing.T) {
 	a0, a1 := res.Capture("answer[0]").Value, res.Capture("answer[1]").Value
 	assert.Equal(t, "System: You answer with one word.\nUser: Is it wet?\nAssistant: "+a0+"\nUser: Is it hot?\nAssistant: "+a1+"\n", res.Text)
 
-	ml, err := KnownChat(ChatML)
+	ml, err := chat.Known(chat.ChatML)
 	require.NoError(t, err)
 	_, err = p.Run(context.Background(), m, &RunOptions{Chat: ml, Vars: map[string]any{"questions": []string{"x<|im_end|>"}}})
 	assert.ErrorContains(t, err, `contains the chat marker "<|im_end|>"`)
 	assert.Equal(t, []string{"<|im_start|>", "<|im_end|>"}, ml.Markers())
 
-	for tmpl, want := range map[string]string{"": ChatPlain, "{% for m in messages %}<|im_start|>{{ m.role }}": ChatML,
-		"<|start_header_id|>": ChatLlama3, "<start_of_turn>": ChatGemma, "<|user|> <|end|>": ChatPhi3} {
-		f, err := ChatFromTemplate(tmpl)
+	for tmpl, want := range map[string]string{"": chat.Plain, "{% for m in messages %}<|im_start|>{{ m.role }}": chat.ChatML,
+		"<|start_header_id|>": chat.Llama3, "<start_of_turn>": chat.Gemma, "<|user|> <|end|>": chat.Phi3} {
+		f, err := chat.FromTemplate(tmpl)
 		require.NoError(t, err)
 		assert.Equal(t, want, f.Name)
 	}
-	_, err = ChatFromTemplate("[INST] something else")
-	assert.ErrorContains(t, err, "set RunOptions.Chat")
+	_, err = chat.FromTemplate("[INST] something else")
+	assert.ErrorIs(t, err, chat.ErrUnknownTemplate)
 }
 
 // TestSpecialTokens: the wrapper turns marker text into the special
 // token that spells it, and leaves the rest to the backend's tokenizer.
 func TestSpecialTokens(t *testing.T) {
 	b := fixture.New().NewBackend()
-	s := SpecialTokens(b, "</s>", "<nope>")
+	s := chat.SpecialTokens(b, "</s>", "<nope>")
 	plain, err := b.Tokenize("ab</s>c", true)
 	require.NoError(t, err)
 	got, err := s.Tokenize("ab</s>c", true)

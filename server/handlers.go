@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 )
 
@@ -343,7 +345,7 @@ func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
 	case len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]":
 		return "", badRequest("tools", "not supported: use response_format or grammar to constrain the reply")
 	}
-	msgs := make([]message, len(req.Messages))
+	msgs := make([]chat.Message, len(req.Messages))
 	size := 0
 	for i, m := range req.Messages {
 		role, ok := roleOf(m.Role)
@@ -357,9 +359,17 @@ func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
 		if size += len(content); size > s.lim.MaxPromptBytes {
 			return "", badRequest("messages", fmt.Sprintf("more than %d bytes of content", s.lim.MaxPromptBytes))
 		}
-		msgs[i] = message{role: role, content: content}
+		msgs[i] = chat.Message{Role: role, Content: content}
 	}
-	return s.cfg.Chat.render(msgs)
+	prompt, err := s.cfg.Chat.Render(msgs)
+	var me *chat.MarkerError
+	switch {
+	case errors.As(err, &me):
+		return "", badRequest(fmt.Sprintf("messages[%d].content", me.Message), fmt.Sprintf("the content holds %q, a special token of the model's chat format", me.Marker))
+	case err != nil:
+		return "", badRequest("messages", err.Error())
+	}
+	return prompt, nil
 }
 
 func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, jobs []*job, base map[string]any, logprobs, includeUsage bool) {

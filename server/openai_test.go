@@ -42,7 +42,7 @@ func TestOpenAIClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := chat.Choices[0]
-	want, err := reins.Builtin().Generate(ctx, "System: Be brief.\nUser: The cat\nAssistant:", reins.Options{MaxTokens: 6, TopLogprobs: 3, Stop: []string{"\nUser:", "\nSystem:"}})
+	want, err := reins.Builtin().Generate(ctx, "System: Be brief.\nUser: The cat\nAssistant: ", reins.Options{MaxTokens: 6, TopLogprobs: 3, Stop: []string{"\nUser:", "\nSystem:"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 )
 
@@ -176,7 +177,7 @@ type Config struct {
 	// every path but /health.
 	APIKey string
 	// Chat is the chat format of /v1/chat/completions; nil means plain.
-	Chat *ChatFormat
+	Chat *chat.Format
 	// Strict refuses request fields the server does not know (400
 	// naming the field); by default they are ignored, as OpenAI's
 	// clients send fields a server may not have.
@@ -237,14 +238,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.ModelName = "reins"
 	}
 	if cfg.Chat == nil {
-		cfg.Chat, _ = KnownChatFormat(ChatPlain)
+		cfg.Chat, _ = chat.Known(chat.Plain)
 	}
 	s := &Server{cfg: cfg, lim: cfg.Limits.withDefaults(), created: time.Now().Unix(), log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	var err error
-	if s.markers, err = cfg.Chat.markerIDs(cfg.Backend.Vocab()); err != nil {
+	if s.markers, err = cfg.Chat.MarkerIDs(cfg.Backend.Vocab()); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	if cfg.APIKey != "" {

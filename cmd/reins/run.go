@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/program"
 )
@@ -80,7 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	temp := fs.Float64("temperature", 0, "temperature of the holes that set none (0: greedy)")
 	seed := fs.Uint64("seed", 0, "random seed (hole i samples with seed+i)")
 	topLogprobs := fs.Int("top-logprobs", 0, "alternatives to report per captured token")
-	chat := fs.String("chat", "", "chat format of role blocks: plain, chatml, llama3, gemma or phi3 (default: the model's)")
+	chatName := fs.String("chat", "", "chat format of role blocks: plain, chatml, llama3, gemma or phi3 (default: the model's)")
 	noHeal := fs.Bool("no-heal", false, "do not heal the token boundary before each hole")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins run [flags] TEMPLATE_FILE\nRuns a program: prints the filled text, then each capture with its probability.")
@@ -106,8 +107,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	lists := map[string]bool{}
 	listVars(p.Nodes(), lists)
 	opts := &program.RunOptions{Vars: vars.vars(lists), Temperature: *temp, Seed: *seed, TopLogprobs: *topLogprobs, NoHeal: *noHeal}
-	if *chat != "" {
-		if opts.Chat, err = program.KnownChat(*chat); err != nil {
+	if *chatName != "" {
+		if opts.Chat, err = chat.Known(*chatName); err != nil {
 			return usagef("--chat: %v", err)
 		}
 	}
@@ -118,13 +119,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var b decode.LogitsBackend = lm
 	if p.Roles() {
 		if opts.Chat == nil {
-			if opts.Chat, err = program.ChatFor(lm); err != nil {
+			if opts.Chat, err = chat.For(lm); err != nil {
 				lm.Close()
 				return err
 			}
 		}
 		if opts.Chat.Special {
-			b = program.SpecialTokens(lm, opts.Chat.Markers()...)
+			b = chat.SpecialTokens(lm, opts.Chat.Markers()...)
 		}
 	}
 	m := reins.New(b)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/internal/gguf"
 	"github.com/reins-go/reins/server"
 )
@@ -72,9 +73,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	if key == "" {
 		key = os.Getenv(serveEnvKey)
 	}
-	var format *server.ChatFormat
+	var format *chat.Format
 	if *chatFormat != "auto" {
-		if format, err = server.KnownChatFormat(*chatFormat); err != nil {
+		if format, err = chat.Known(*chatFormat); err != nil {
 			return usagef("--chat-format: %v", err)
 		}
 	}
@@ -91,7 +92,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	if format == nil {
 		if format, err = chatFormatOf(lm.Path()); err != nil {
 			fmt.Fprintf(stderr, "reins: %v; /v1/chat/completions will use the plain format (set --chat-format)\n", err)
-			format, _ = server.KnownChatFormat(server.ChatPlain)
+			format, _ = chat.Known(chat.Plain)
 		}
 	}
 	if *name == "" {
@@ -146,11 +147,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 }
 
 // chatFormatOf recognises the chat template of a GGUF file.
-func chatFormatOf(path string) (*server.ChatFormat, error) {
+func chatFormatOf(path string) (*chat.Format, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the chat template: %w", err)
 	}
 	tmpl, _ := f.String("tokenizer.chat_template")
-	return server.ChatFormatFromTemplate(tmpl)
+	return chat.FromTemplate(tmpl)
 }
