@@ -196,7 +196,7 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 		}
 		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
-	c := newCompiler(opts, refs, draftOf(doc).old)
+	c := newCompiler(opts, refs, draftOf(doc))
 	root, err := c.p.at(doc, "#")
 	if err != nil {
 		return nil, err
@@ -304,6 +304,7 @@ type compiler struct {
 	p     *parser
 	z     *normalizer
 	ev    *evaluator
+	neg   *negator
 	// lowered counts the Nodes lowered (maxLowered); distributed is how
 	// deeply combinators are being distributed (maxDistribute).
 	lowered, distributed int
@@ -327,10 +328,10 @@ type compiler struct {
 	canonicalChars map[string]*grammar.Node
 }
 
-func newCompiler(opts Options, r *refs, oldDraft bool) *compiler {
-	p := newParser(r, oldDraft, opts.Relax)
+func newCompiler(opts Options, r *refs, d draft) *compiler {
+	p := newParser(r, d, opts.Relax)
 	c := &compiler{opts: opts, rules: map[string]string{}, refs: r, ptr: "#", p: p,
-		z: &normalizer{p: p}, ev: &evaluator{p: p}}
+		z: &normalizer{p: p}, ev: &evaluator{p: p}, neg: &negator{p: p}}
 	c.g = &grammar.Grammar{Start: "root"}
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
 	return c

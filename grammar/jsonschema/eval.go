@@ -122,6 +122,11 @@ func (e *evaluator) eval(s *Schema, v any, inPlace int) (bool, error) {
 			return false, nil
 		}
 	}
+	for _, w := range s.NotEnum {
+		if jsonEqual(v, w) {
+			return false, nil
+		}
+	}
 	sub := func(x *Schema, w any) (bool, error) { return e.eval(x, w, 0) }
 	here := func(x *Schema) (bool, error) { return e.eval(x, v, inPlace+1) }
 	switch x := v.(type) {
@@ -153,6 +158,20 @@ func (e *evaluator) eval(s *Schema, v any, inPlace int) (bool, error) {
 				return false, err
 			}
 			if !re.MatchString(x) {
+				return false, nil
+			}
+		}
+		if s.Has.has(kwNotPattern) {
+			re, err := e.regexp(s.NotPattern)
+			if err != nil {
+				return false, err
+			}
+			if re.MatchString(x) {
+				return false, nil
+			}
+		}
+		if s.Has.has(kwNotFormat) {
+			if f := santhosh.Formats[s.NotFormat]; f != nil && f(v) {
 				return false, nil
 			}
 		}

@@ -2,9 +2,11 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -97,13 +99,47 @@ func (c *compiler) nodeBody(n *Node) (*grammar.Node, error) {
 	}
 	if len(n.If) > 0 {
 		s := n.If[0]
-		return nil, c.errorf(s.Ptr, "if", "keyword if is not supported (here)")
+		cond, err := c.neg.conditional(s)
+		if err != nil {
+			return nil, c.negationError(err, s.Ptr, "if")
+		}
+		return c.withSchema(n.without(kwIf, s), cond)
 	}
 	if len(n.Not) > 0 {
 		s := n.Not[0]
-		return nil, c.errorf(s.Ptr, "not", "keyword not is not supported (here)")
+		ns, err := c.neg.negate(s.Not)
+		if err != nil {
+			return nil, c.negationError(err, s.Ptr, "not")
+		}
+		return c.withSchema(n.without(kwNot, s), ns)
 	}
 	return c.leaf(n)
+}
+
+// withSchema compiles n intersected with the (synthetic) schema x.
+func (c *compiler) withSchema(n *Node, x *Schema) (*grammar.Node, error) {
+	if c.distributed++; c.distributed > maxDistribute {
+		return nil, c.limitf(x.Ptr, "", limitWork, "combinators nest more than %d deep as they are distributed over their siblings", maxDistribute)
+	}
+	defer func() { c.distributed-- }()
+	m, err := c.z.intersect(n, []*Schema{x})
+	if err != nil {
+		return nil, err
+	}
+	if m.Unsat != nil {
+		return nil, c.emptyf(m.Unsat.Ptr, m.Unsat.Keyword, "%s", m.Unsat.Reason)
+	}
+	return c.nodeBody(m)
+}
+
+// negationError is the *Error of a negation reins cannot write, for the
+// keyword kw at ptr that needs it.
+func (c *compiler) negationError(err error, ptr, kw string) error {
+	var ne *negationError
+	if errors.As(err, &ne) {
+		return &Error{Pointer: ne.ptr, Keyword: ne.kw, Msg: ne.why + " (for " + kw + " at " + ptr + ")"}
+	}
+	return err
 }
 
 // trivial reports whether n constrains nothing but through its
@@ -111,7 +147,8 @@ func (c *compiler) nodeBody(n *Node) (*grammar.Node, error) {
 func (n *Node) trivial() bool {
 	return n.Unsat == nil && n.Types == tAll && !n.HasEnum && n.Num.Lo == nil && n.Num.Hi == nil &&
 		len(n.Num.MultipleOf) == 0 && n.Str.MinLen == 0 && n.Str.MaxLen < 0 && len(n.Str.Patterns) == 0 &&
-		len(n.Str.Formats) == 0 && len(n.Arr) == 0 && len(n.Obj) == 0 && n.presence == nil
+		len(n.Str.Formats) == 0 && len(n.Arr) == 0 && len(n.Obj) == 0 && n.presence == nil &&
+		len(n.NotEnum) == 0 && len(n.Str.NotPatterns)+len(n.Str.NotFormats) == 0
 }
 
 // branch compiles one branch b of a combinator of n, rest being n
@@ -288,11 +325,28 @@ func (c *compiler) leaf(n *Node) (*grammar.Node, error) {
 
 // typed compiles the values of type t (one bit, or the number bits) of n.
 func (c *compiler) typed(t typeBits, n *Node) (*grammar.Node, error) {
+	for _, v := range n.NotEnum {
+		if vt := valueType(v); vt&t != 0 && (t == tObject || t == tArray) {
+			return nil, c.errorf(n.Ptr, "not", "excluding one object or array value is not supported")
+		}
+	}
 	switch t {
 	case tNull:
+		if slices.ContainsFunc(n.NotEnum, func(v any) bool { return v == nil }) {
+			return nil, c.emptyf(n.Ptr, "not", "null is excluded")
+		}
 		return lit("null"), nil
 	case tBoolean:
-		return grammar.Alt(lit("true"), lit("false")), nil
+		var alts []*grammar.Node
+		for _, b := range []bool{true, false} {
+			if !slices.Contains(n.NotEnum, any(b)) {
+				alts = append(alts, lit(strconv.FormatBool(b)))
+			}
+		}
+		if len(alts) == 0 {
+			return nil, c.emptyf(n.Ptr, "not", "both booleans are excluded")
+		}
+		return grammar.Alt(alts...), nil
 	case tString:
 		return c.str(n)
 	case tInteger:
@@ -300,7 +354,7 @@ func (c *compiler) typed(t typeBits, n *Node) (*grammar.Node, error) {
 	case tInteger | tFraction:
 		return c.number(n)
 	case tFraction:
-		return nil, c.errorf(n.Ptr, "type", "numbers that are not integers, alone, are not supported")
+		return c.fraction(n)
 	case tObject:
 		return c.object(n)
 	case tArray:
@@ -315,20 +369,72 @@ func (c *compiler) number(n *Node) (*grammar.Node, error) {
 		return nil, c.errorf(n.Num.Ptr, "multipleOf", "multipleOf on numbers that are not integers is not supported")
 	}
 	lo, hi := n.Num.Lo, n.Num.Hi
-	if lo == nil && hi == nil {
+	excluded := excludedNumbers(n.NotEnum)
+	if lo == nil && hi == nil && len(excluded) == 0 {
 		return c.numberNode(), nil
 	}
 	if c.opts.Bounded {
 		lo, hi = boundRange(lo, hi)
 	}
-	g, err := decRange(lo, hi, c.opts.Bounded)
-	if err != nil {
-		return nil, c.errorf(n.Ptr, "minimum", "%v", err)
+	// Excluded values split the range: (lo, v1), (v1, v2), ... (vk, hi).
+	var alts []*grammar.Node
+	from := lo
+	for _, v := range append(excluded, nil) {
+		to := hi
+		if v != nil {
+			if (lo != nil && v.Cmp(lo.v) < 0) || (hi != nil && v.Cmp(hi.v) > 0) {
+				continue
+			}
+			to = &numBound{v: v, strict: true}
+		}
+		g, err := decRange(from, to, c.opts.Bounded)
+		if err != nil {
+			return nil, c.errorf(n.Ptr, "minimum", "%v", err)
+		}
+		if g != nil {
+			alts = append(alts, g)
+		}
+		if v != nil {
+			from = &numBound{v: v, strict: true}
+		}
 	}
-	if g == nil {
+	if len(alts) == 0 {
 		return nil, c.emptyf(n.Ptr, "minimum", "no number lies between the bounds")
 	}
-	return g, nil
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
+}
+
+// fraction compiles the numbers of n that are not integers, written
+// with a fraction that is not all zeros (without an exponent).
+func (c *compiler) fraction(n *Node) (*grammar.Node, error) {
+	if n.Num.Lo != nil || n.Num.Hi != nil || len(n.Num.MultipleOf) > 0 || len(n.NotEnum) > 0 {
+		return nil, c.errorf(n.Ptr, "type", "numbers that are not integers, with bounds, are not supported")
+	}
+	more := -1
+	if c.opts.Bounded {
+		more = BoundedDigits - 1
+	}
+	digits := grammar.Repeat(grammar.Class('0', '9'), 0, more)
+	intPart := grammar.Alt(lit("0"), grammar.Seq(grammar.Class('1', '9'), digits))
+	frac := grammar.Seq(digits, grammar.Class('1', '9'), digits)
+	return grammar.Seq(grammar.Repeat(lit("-"), 0, 1), intPart, lit("."), frac), nil
+}
+
+// excludedNumbers returns the numbers among vals, sorted, each once.
+func excludedNumbers(vals []any) []*big.Rat {
+	var out []*big.Rat
+	for _, v := range vals {
+		if num, ok := v.(json.Number); ok {
+			if r, ok := new(big.Rat).SetString(num.String()); ok {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *big.Rat) int { return a.Cmp(b) })
+	return slices.CompactFunc(out, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 })
 }
 
 // integer compiles the integers of n.
@@ -371,5 +477,30 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 			}
 		}
 	}
-	return intRange(lo, hi), nil
+	// Excluded integers split the range.
+	var alts []*grammar.Node
+	from := lo
+	for _, v := range excludedNumbers(n.NotEnum) {
+		if !v.IsInt() {
+			continue
+		}
+		x := v.Num()
+		if (from != nil && x.Cmp(from) < 0) || (hi != nil && x.Cmp(hi) > 0) {
+			continue
+		}
+		if to := new(big.Int).Sub(x, big.NewInt(1)); from == nil || from.Cmp(to) <= 0 {
+			alts = append(alts, intRange(from, to))
+		}
+		from = new(big.Int).Add(x, big.NewInt(1))
+	}
+	if from == nil || hi == nil || from.Cmp(hi) <= 0 {
+		alts = append(alts, intRange(from, hi))
+	}
+	switch len(alts) {
+	case 0:
+		return nil, c.emptyf(n.Ptr, "not", "every integer between the bounds is excluded")
+	case 1:
+		return alts[0], nil
+	}
+	return grammar.Alt(alts...), nil
 }

@@ -44,6 +44,7 @@ type Node struct {
 	EnumAt  []string // the location of each value of Enum
 	EnumPtr string   // the schema whose enum Enum is
 	EnumKw  string   // its keyword: "enum" or "const"
+	NotEnum []any    // values the value must not be (from negation)
 
 	Num numFacet
 	Str strFacet
@@ -74,6 +75,8 @@ type strFacet struct {
 	PatternPtrs    []string
 	Formats        []string // distinct
 	FormatPtrs     []string
+	// NotPatterns and NotFormats are what the string must not match.
+	NotPatterns, NotFormats []string
 }
 
 // String is a compact, deterministic dump of the Node, for golden files.
@@ -117,6 +120,15 @@ func (n *Node) String() string {
 		for _, f := range n.Str.Formats {
 			b.WriteString(" format:" + f)
 		}
+		for _, p := range n.Str.NotPatterns {
+			b.WriteString(" ¬pattern:" + strconv.Quote(p))
+		}
+		for _, f := range n.Str.NotFormats {
+			b.WriteString(" ¬format:" + f)
+		}
+	}
+	if len(n.NotEnum) > 0 {
+		b.WriteString(" ¬enum:" + valuesText(n.NotEnum))
 	}
 	for _, l := range []struct {
 		name string
@@ -261,6 +273,8 @@ func (z *normalizer) intersect(n *Node, xs []*Schema) (*Node, error) {
 	m := *n
 	m.Schemas = slices.Clone(n.Schemas)
 	m.Enum, m.EnumAt = slices.Clone(n.Enum), slices.Clone(n.EnumAt)
+	m.NotEnum = slices.Clone(n.NotEnum)
+	m.Str.NotPatterns, m.Str.NotFormats = slices.Clone(n.Str.NotPatterns), slices.Clone(n.Str.NotFormats)
 	m.Num.MultipleOf = slices.Clone(n.Num.MultipleOf)
 	m.Str.Patterns, m.Str.PatternPtrs = slices.Clone(n.Str.Patterns), slices.Clone(n.Str.PatternPtrs)
 	m.Str.Formats, m.Str.FormatPtrs = slices.Clone(n.Str.Formats), slices.Clone(n.Str.FormatPtrs)
@@ -406,6 +420,15 @@ func (z *normalizer) add(n *Node, s *Schema) error {
 	if s.Has.has(kwFormat) && !slices.Contains(n.Str.Formats, s.Format) {
 		n.Str.Formats = append(n.Str.Formats, s.Format)
 		n.Str.FormatPtrs = append(n.Str.FormatPtrs, s.Ptr)
+	}
+	if s.Has.has(kwNotPattern) && !slices.Contains(n.Str.NotPatterns, s.NotPattern) {
+		n.Str.NotPatterns = append(n.Str.NotPatterns, s.NotPattern)
+	}
+	if s.Has.has(kwNotFormat) && !slices.Contains(n.Str.NotFormats, s.NotFormat) {
+		n.Str.NotFormats = append(n.Str.NotFormats, s.NotFormat)
+	}
+	if s.Has.has(kwNotEnum) {
+		n.NotEnum = append(n.NotEnum, s.NotEnum...)
 	}
 	if s.Has&kwsArray != 0 {
 		n.Arr = append(n.Arr, s)

@@ -18,14 +18,24 @@ import (
 // parser parses schema objects into Schemas, by location.
 type parser struct {
 	refs     *refs
-	oldDraft bool            // draft 4, 6 or 7: the siblings of $ref are ignored
-	relax    map[string]bool // keywords Options.Relax drops
-	byLoc    map[string]*Schema
-	count    int // schemas parsed, against maxSchemaNodes
+	oldDraft bool // draft 4, 6 or 7: the siblings of $ref are ignored
+	version  int  // the draft: 4, 6, 7, 2019 or 2020; keywords of later drafts are not keywords
+
+	relax map[string]bool // keywords Options.Relax drops
+	byLoc map[string]*Schema
+	count int // schemas parsed, against maxSchemaNodes
 }
 
-func newParser(r *refs, oldDraft bool, relax []string) *parser {
-	p := &parser{refs: r, oldDraft: oldDraft, byLoc: map[string]*Schema{}}
+// sinceDraft is the draft that made each keyword one, where it is
+// not draft 4.
+var sinceDraft = map[string]int{
+	"const": 6, "contains": 6, "propertyNames": 6, "if": 7, "then": 7, "else": 7,
+	"dependentRequired": 2019, "dependentSchemas": 2019, "minContains": 2019, "maxContains": 2019,
+	"unevaluatedItems": 2019, "unevaluatedProperties": 2019, "prefixItems": 2020, "$dynamicRef": 2020, "$recursiveRef": 2019,
+}
+
+func newParser(r *refs, d draft, relax []string) *parser {
+	p := &parser{refs: r, oldDraft: d.old, version: d.version, byLoc: map[string]*Schema{}}
 	for _, k := range relax {
 		if p.relax == nil {
 			p.relax = map[string]bool{}
@@ -106,7 +116,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		}
 	}
 	has := func(k string) (any, bool) {
-		if p.relax[k] {
+		if p.relax[k] || p.version < sinceDraft[k] {
 			return nil, false
 		}
 		v, ok := m[k]

@@ -31,6 +31,18 @@ const ecmaSpace = `\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029
 // spelling and is refused; \b and \B are left for the regex lowering to
 // refuse.
 func ecmaToGo(pat string) (string, error) {
+	return ecmaRewrite(pat, false)
+}
+
+// ecmaToGoWide rewrites a pattern the other way: its language holds
+// every string either reading matches, so that its complement (a pattern
+// a string must not match: not, if) is within both readings. \S in a
+// negated class has no such spelling and is refused.
+func ecmaToGoWide(pat string) (string, error) {
+	return ecmaRewrite(pat, true)
+}
+
+func ecmaRewrite(pat string, wide bool) (string, error) {
 	var b strings.Builder
 	inClass, negated := false, false
 	classStart := -1 // index just after a class's [ or [^
@@ -40,14 +52,20 @@ func ecmaToGo(pat string) (string, error) {
 		case c == '\\' && i+1 < len(pat):
 			next := pat[i+1]
 			i++
+			// narrow: the escape as the narrower reading spells it; wide:
+			// as the wider.
 			switch {
-			case next == 's' && inClass && negated:
+			case next == 's' && inClass && negated && !wide, next == 's' && inClass && !negated && wide:
 				b.WriteString(ecmaSpace)
-			case next == 'S' && inClass && !negated:
+			case next == 'S' && inClass && !negated && !wide:
 				return "", fmt.Errorf(`\S inside a character class is not supported`)
-			case next == 'S' && !inClass:
+			case next == 'S' && inClass && negated && wide:
+				return "", fmt.Errorf(`\S inside a negated character class is not supported here`)
+			case next == 'S' && !inClass && !wide:
 				b.WriteString("[^" + ecmaSpace + "]")
-			default: // \s outside a class or in a positive one, \S in a negated one: Go's
+			case next == 's' && !inClass && wide:
+				b.WriteString("[" + ecmaSpace + "]")
+			default: // Go's
 				b.WriteByte(c)
 				b.WriteByte(next)
 			}

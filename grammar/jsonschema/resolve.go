@@ -73,18 +73,27 @@ var (
 	schemaMapKeywords  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 )
 
-// draft is what a document's $schema says about identifiers.
+// draft is what a document's $schema says: its version and identifiers.
 type draft struct {
-	idKey string // "$id", or "id" in draft 4
-	old   bool   // draft 4, 6 or 7: the siblings of $ref are ignored
+	idKey   string // "$id", or "id" in draft 4
+	old     bool   // draft 4, 6 or 7: the siblings of $ref are ignored
+	version int    // 4, 6, 7, 2019 or 2020 (the default)
 }
 
 func draftOf(doc any) draft {
-	d := draft{idKey: "$id"}
+	d := draft{idKey: "$id", version: 2020}
 	if root, ok := doc.(map[string]any); ok {
 		if s, ok := root["$schema"].(string); ok {
-			d.old = strings.Contains(s, "draft-04") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-07")
-			if strings.Contains(s, "draft-04") {
+			for _, v := range []struct {
+				name    string
+				version int
+			}{{"draft-04", 4}, {"draft-06", 6}, {"draft-07", 7}, {"draft/2019-09", 2019}} {
+				if strings.Contains(s, v.name) {
+					d.version = v.version
+				}
+			}
+			d.old = d.version <= 7
+			if d.version == 4 {
 				d.idKey = "id"
 			}
 		}

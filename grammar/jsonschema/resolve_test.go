@@ -69,7 +69,7 @@ func (m *mapLoader) load(url string) ([]byte, error) {
 func TestLoader(t *testing.T) {
 	l := &mapLoader{loads: map[string]int{}, docs: map[string]string{
 		"https://example.com/defs.json": `{"$defs": {"id": {"type": "integer", "minimum": 1}, "name": {"$ref": "strings.json#short"},
-			"bad": {"not": {"type": "null"}}}}`,
+			"bad": {"$dynamicRef": "#x"}}}`,
 		"https://example.com/strings.json": `{"$defs": {"s": {"$anchor": "short", "type": "string", "maxLength": 3}}}`,
 	}}
 	schema := `{"properties": {"id": {"$ref": "defs.json#/$defs/id"}, "name": {"$ref": "https://example.com/defs.json#/$defs/name"}}, "required": ["id"]}`
@@ -95,7 +95,7 @@ func TestLoader(t *testing.T) {
 	var e *Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "https://example.com/defs.json#/$defs/bad", e.Pointer)
-	assert.Equal(t, "not", e.Keyword)
+	assert.Equal(t, "$dynamicRef", e.Keyword)
 	// A missing document, anchor or Loader is an error that names the
 	// reference.
 	for _, tc := range []struct {

@@ -59,6 +59,11 @@ const (
 	kwDependentSchemas
 	kwUnevaluatedProperties
 	kwNullable
+	// Internal keywords, which only negation writes: a string must not
+	// match a pattern, nor a format; a value must be none of some values.
+	kwNotPattern
+	kwNotFormat
+	kwNotEnum
 	kwCount
 )
 
@@ -67,7 +72,7 @@ var kwNames = [kwCount]string{
 	"minimum", "maximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
 	"items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains", "unevaluatedItems",
 	"properties", "patternProperties", "additionalProperties", "propertyNames", "required", "minProperties", "maxProperties",
-	"dependentRequired", "dependentSchemas", "unevaluatedProperties", "nullable",
+	"dependentRequired", "dependentSchemas", "unevaluatedProperties", "nullable", "¬pattern", "¬format", "¬enum",
 }
 
 func (k kw) String() string { return kwNames[k] }
@@ -80,7 +85,7 @@ func (s kwSet) has(k kw) bool { return s&(1<<k) != 0 }
 // Keywords by the instance type they constrain.
 const (
 	kwsNumber kwSet = 1<<kwMinimum | 1<<kwMaximum | 1<<kwMultipleOf
-	kwsString kwSet = 1<<kwMinLength | 1<<kwMaxLength | 1<<kwPattern | 1<<kwFormat
+	kwsString kwSet = 1<<kwMinLength | 1<<kwMaxLength | 1<<kwPattern | 1<<kwFormat | 1<<kwNotPattern | 1<<kwNotFormat
 	kwsArray  kwSet = 1<<kwItems | 1<<kwPrefixItems | 1<<kwMinItems | 1<<kwMaxItems | 1<<kwUniqueItems |
 		1<<kwContains | 1<<kwMinContains | 1<<kwMaxContains | 1<<kwUnevaluatedItems
 	kwsObject kwSet = 1<<kwProperties | 1<<kwPatternProperties | 1<<kwAdditionalProperties | 1<<kwPropertyNames |
@@ -132,6 +137,12 @@ type Schema struct {
 	DepRequired      []Dependent
 	DepSchemas       []DependentSchema
 	UnevaluatedProps *Schema
+
+	// Written by negation only (see negate): the string must not match
+	// NotPattern nor NotFormat; the value must be none of NotEnum.
+	NotPattern string
+	NotFormat  string
+	NotEnum    []any
 
 	// Unsupported lists assertion keywords the typed form does not hold
 	// ($dynamicRef, $recursiveRef, discriminator): a schema with any is
@@ -319,6 +330,15 @@ func (s *Schema) dump(b *strings.Builder) {
 		sub("dependentSchema:"+strconv.Quote(d.Name), d.Schema)
 	}
 	sub("unevaluatedProperties", s.UnevaluatedProps)
+	if s.Has.has(kwNotPattern) {
+		field("¬pattern:" + strconv.Quote(s.NotPattern))
+	}
+	if s.Has.has(kwNotFormat) {
+		field("¬format:" + s.NotFormat)
+	}
+	if s.Has.has(kwNotEnum) {
+		field("¬enum:" + valuesText(s.NotEnum))
+	}
 	for _, k := range s.Unsupported {
 		field("unsupported:" + k)
 	}

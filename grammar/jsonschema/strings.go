@@ -21,7 +21,10 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 			return nil, c.errorf(n.Str.FormatPtrs[i], "format", "format %q is not supported", name)
 		}
 	}
-	if len(n.Str.Patterns)+len(n.Str.Formats) > 1 {
+	if len(n.Str.NotFormats) > 0 {
+		return nil, c.errorf(n.Ptr, "format", "a string that must not be of a format is not supported (the format's grammar is narrower than the format)")
+	}
+	if len(n.Str.Patterns)+len(n.Str.Formats) > 1 || len(n.Str.NotPatterns) > 0 || len(excludedStrings(n.NotEnum)) > 0 {
 		return c.strDFA(n)
 	}
 	if len(n.Str.Patterns) == 1 {
@@ -73,7 +76,7 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 // length bounds', written as rules. Patterns are read as patternNode
 // reads them (ecmaToGo: within both ECMAScript's and Go's meaning).
 func (c *compiler) strDFA(n *Node) (*grammar.Node, error) {
-	key := fmt.Sprintf("%q %q %d %d", n.Str.Patterns, n.Str.Formats, n.Str.MinLen, n.Str.MaxLen)
+	key := fmt.Sprintf("%q %q %d %d %q %q", n.Str.Patterns, n.Str.Formats, n.Str.MinLen, n.Str.MaxLen, n.Str.NotPatterns, excludedStrings(n.NotEnum))
 	if g, ok := c.strDFAs[key]; ok {
 		return g, nil
 	}
@@ -115,9 +118,29 @@ func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
 	if n.Str.MinLen > 0 || n.Str.MaxLen >= 0 {
 		comps = append(comps, lengthDFA(n.Str.MinLen, n.Str.MaxLen))
 	}
+	// What the string must not be: complements (each component's
+	// labels must be 0).
+	want := make([]bool, len(comps), len(comps)+len(n.Str.NotPatterns)+1)
+	for i := range want {
+		want[i] = true
+	}
+	for _, pat := range n.Str.NotPatterns {
+		goPat, err := ecmaToGoWide(pat)
+		if err != nil {
+			return nil, c.errorf(ptr, "not", "pattern %q: %v", pat, err)
+		}
+		d, err := regexDFA(goPat, true)
+		if err != nil {
+			return nil, c.errorf(ptr, "not", "pattern %q, negated, by automaton: %v", pat, err)
+		}
+		comps, want = append(comps, d.complete()), append(want, false)
+	}
+	if ex := excludedStrings(n.NotEnum); len(ex) > 0 {
+		comps, want = append(comps, namesDFA(ex).complete()), append(want, false)
+	}
 	d, err := product(comps, func(t []int32) int32 {
 		for i, x := range t {
-			if comps[i].label[x] == 0 {
+			if (comps[i].label[x] != 0) != want[i] {
 				return 0
 			}
 		}
@@ -135,4 +158,15 @@ func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
 		return nil, c.errorf(ptr, kw, "%v", err)
 	}
 	return grammar.Seq(lit(`"`), g), nil
+}
+
+// excludedStrings returns the strings among vals.
+func excludedStrings(vals []any) []string {
+	var out []string
+	for _, v := range vals {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }

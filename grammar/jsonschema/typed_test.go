@@ -27,7 +27,7 @@ func typedDump(schema []byte) string {
 	if err != nil {
 		return "refs error: " + err.Error() + "\n"
 	}
-	c := newCompiler(Options{}, r, draftOf(doc).old)
+	c := newCompiler(Options{}, r, draftOf(doc))
 	root, err := c.p.at(doc, "#")
 	if err != nil {
 		return "parse error: " + err.Error() + "\n"
