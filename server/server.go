@@ -37,9 +37,9 @@
 // reins does not run the Jinja chat templates of GGUF files: the
 // server writes the conversation in the template family the GGUF's
 // tokenizer.chat_template names (chatml, llama3, gemma, phi3; see
-// ChatFormatFromTemplate), its markers tokenized as the model's special
+// chat.FromTemplate), its markers tokenized as the model's special
 // tokens and refused inside messages; a model without a template gets
-// a plain transcript ("User: ...\nAssistant:"), stopped at the next
+// a plain transcript ("User: ...\nAssistant: "), stopped at the next
 // "\nUser:".
 //
 // # Concurrency
