@@ -74,9 +74,11 @@ type Token struct {
 	// Forced is true for a token the constraint left as the only choice,
 	// appended without sampling.
 	Forced bool `json:"forced,omitempty"`
-	// Unscored is true for text a TextBackend was never asked about (the
-	// constraint forced it after the server stopped or strayed): its ID
-	// is -1 and its Logprob 0, not a measurement.
+	// Unscored is true for text a TextBackend was never asked about: the
+	// constraint forced it (Forced) after the server stopped or strayed,
+	// or it is the allowed beginning of a token the constraint refused
+	// where nothing whole was allowed (Constrained is then nil). Its ID is
+	// -1 and its Logprob 0, not a measurement.
 	Unscored bool `json:"unscored,omitempty"`
 }
 
