@@ -292,11 +292,11 @@ func TestClosedModel(t *testing.T) {
 }
 
 func TestTypedErrors(t *testing.T) {
-	_, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}`), nil)
+	_, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}`), nil)
 	var se *jsonschema.Error
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "#/properties/a", se.Pointer)
-	assert.Equal(t, "not", se.Keyword)
+	assert.Equal(t, "$ref", se.Keyword)
 
 	_, err = Builtin().Generate(context.Background(), "x", Options{TopLogprobs: -1})
 	var oe *OptionError
