@@ -320,6 +320,8 @@ type compiler struct {
 	// literalBytes counts the JSON text of the enum and const values
 	// compiled (MaxLiteralBytes).
 	literalBytes int
+	// distributions caches branch by the intersection it compiles.
+	distributions map[string]distribution
 	// strDFAs caches strDFA by its patterns, formats and bounds.
 	strDFAs map[string]*grammar.Node
 	// keysNotIn caches keyNotIn by its set of names.

@@ -166,14 +166,42 @@ func (c *compiler) branch(rest *Node, b *Schema) (*grammar.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.node(m)
+	// The same intersection met again (a branch that several
+	// distributions reach) is compiled once, and shared as a rule.
+	key := fmt.Sprintf("%s|%s|%d|%v%s", conjKey(m.Schemas), conjKey(m.done), m.Types, m.presence, c.level())
+	if d, ok := c.distributions[key]; ok {
+		if d.err != nil {
+			return nil, d.err
+		}
+		if d.g.Op != grammar.OpRef {
+			d.g = c.ruleAt(d.g, m.Ptr)
+			c.distributions[key] = d
+		}
+		return d.g, nil
+	}
+	g, err := c.node(m)
+	if c.distributions == nil {
+		c.distributions = map[string]distribution{}
+	}
+	c.distributions[key] = distribution{g, err}
+	return g, err
+}
+
+// distribution is a compiled intersection of a branch with its
+// siblings, or its error.
+type distribution struct {
+	g   *grammar.Node
+	err error
 }
 
 // anyOf distributes the anyOf of s over its branches.
 func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	rest := n.without(kwAnyOf, s)
 	var alts []*grammar.Node
-	for _, b := range s.AnyOf {
+	for i, b := range s.AnyOf {
+		if slices.Contains(s.AnyOf[:i], b) {
+			continue // the same branch again
+		}
 		g, err := c.branch(rest, b)
 		if isEmpty(err) { // a branch no value takes
 			continue
@@ -192,21 +220,23 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	return grammar.Alt(alts...), nil
 }
 
-// oneOf compiles the oneOf of s as an anyOf where no value satisfies two
-// branches (proved type by type; see oneOfTypes), leaving out the types
-// every value of which satisfies two branches.
+// maxExclusions bounds the branches one oneOf branch is taken without.
+const maxExclusions = 8
+
+// oneOf compiles the oneOf of s as an anyOf of its branches, each taken
+// without the values of the branches it may overlap (exact: a value is
+// valid when it satisfies one branch and none of the others, and where
+// two branches are proved exclusive the one excludes the other already).
+// The types every value of which satisfies two branches are left out.
 func (c *compiler) oneOf(n *Node, s *Schema) (*grammar.Node, error) {
 	rest := n.without(kwOneOf, s)
-	keep, types, err := c.oneOfTypes(s, rest)
+	keep, types, overlaps, err := c.oneOfTypes(s, rest)
 	if err != nil {
 		return nil, err
 	}
 	if rest.Types&^keep != 0 {
 		if keep&rest.Types == 0 {
 			return nil, c.emptyf(s.Ptr, "oneOf", "no value satisfies exactly one branch")
-		}
-		if keep&rest.Types&(tInteger|tFraction) == tFraction {
-			return nil, c.errorf(s.Ptr, "oneOf", "only numbers that are not integers satisfy exactly one branch: not supported")
 		}
 		r := *rest
 		r.Types &= keep
@@ -217,7 +247,27 @@ func (c *compiler) oneOf(n *Node, s *Schema) (*grammar.Node, error) {
 		if types[i]&rest.Types == 0 {
 			continue // a branch of types the oneOf leaves out
 		}
-		g, err := c.branch(rest, b)
+		taken := b
+		if len(overlaps[i]) > 0 {
+			if len(overlaps[i]) > maxExclusions {
+				return nil, c.errorf(s.Ptr, "oneOf", "branch %d may overlap %d others: not supported", i, len(overlaps[i]))
+			}
+			x := newSchema(fmt.Sprintf("%s/oneOf/%d/only", s.Ptr, i))
+			x.Has, x.AllOf = 1<<kwAllOf, []*Schema{b}
+			for _, j := range overlaps[i] {
+				nj, err := c.neg.negate(s.OneOf[j])
+				if err != nil {
+					var ne *negationError
+					if errors.As(err, &ne) {
+						return nil, c.errorf(s.Ptr, "oneOf", "branches %d and %d may both hold for one value, and the values of %d cannot be taken out (%s/%s: %s): not supported", i, j, j, ne.ptr, ne.kw, ne.why)
+					}
+					return nil, err
+				}
+				x.AllOf = append(x.AllOf, nj)
+			}
+			taken = x
+		}
+		g, err := c.branch(rest, taken)
 		if isEmpty(err) {
 			continue
 		}

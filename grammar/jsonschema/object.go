@@ -80,11 +80,15 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	}
 	names := c.propertyOrder(parts)
 	required := map[string]bool{}
-	var undeclared []string // required, but in no properties
+	var undeclared []string    // required, but in no properties
+	var requiredOrder []string // the required names, in the order required lists them
 	for _, s := range parts {
 		for _, name := range s.Required {
 			if !required[name] && !slices.Contains(names, name) {
 				undeclared = append(undeclared, name)
+			}
+			if !required[name] {
+				requiredOrder = append(requiredOrder, name)
 			}
 			required[name] = true
 		}
@@ -203,25 +207,56 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		some := grammar.Seq(l.open, more, sepMore, l.close)
 		tailFirst = grammar.Alt(some, tailFirst)
 	}
-	first, rest := c.rule(tailFirst), c.rule(tailRest)
-	for i := len(members) - 1; i >= 0; i-- {
-		m := members[i]
-		if m == nil {
-			continue
-		}
-		m = c.shareable(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest
-
-		f := grammar.Seq(l.open, m, rest)
-		r := grammar.Seq(l.comma, m)
-		if !required[names[i]] {
-			f = grammar.Alt(f, first)
-			r = grammar.Repeat(r, 0, 1)
-		}
-		// rest refers to the next rest once, so the chain stays linear
-		// however the rules are inlined.
-		first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
+	tailFirst, tailRest = c.rule(tailFirst), c.rule(tailRest)
+	// The members in the schema's order, and, where it differs, with the
+	// required ones first in the order required lists them: the two
+	// orders instances are written in.
+	order := make([]int, len(members))
+	for i := range order {
+		order[i] = i
 	}
-	return grammar.Seq(lit("{"), first, lit("}")), nil
+	orders := [][]int{order}
+	var byRequired []int
+	for _, name := range requiredOrder {
+		if i := slices.Index(names, name); i >= 0 && !slices.Contains(byRequired, i) {
+			byRequired = append(byRequired, i)
+		}
+	}
+	for i := range members {
+		if !slices.Contains(byRequired, i) {
+			byRequired = append(byRequired, i)
+		}
+	}
+	if !slices.Equal(byRequired, order) {
+		orders = append(orders, byRequired)
+	}
+	shared := make([]*grammar.Node, len(members))
+	var chains []*grammar.Node
+	for _, order := range orders {
+		first, rest := tailFirst, tailRest
+		for k := len(order) - 1; k >= 0; k-- {
+			i := order[k]
+			m := members[i]
+			if m == nil {
+				continue
+			}
+			if shared[i] == nil {
+				shared[i] = c.shareable(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest
+			}
+			m = shared[i]
+			f := grammar.Seq(l.open, m, rest)
+			r := grammar.Seq(l.comma, m)
+			if !required[names[i]] {
+				f = grammar.Alt(f, first)
+				r = grammar.Repeat(r, 0, 1)
+			}
+			// rest refers to the next rest once, so the chain stays linear
+			// however the rules are inlined.
+			first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
+		}
+		chains = append(chains, first)
+	}
+	return grammar.Seq(lit("{"), grammar.Alt(chains...), lit("}")), nil
 }
 
 // maxKeyPatterns bounds the patterns of patternProperties one object's

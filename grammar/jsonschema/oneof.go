@@ -97,15 +97,16 @@ const maxProofSteps = 1 << 20
 
 // oneOfTypes proves the branches of s's oneOf exclusive, type by type,
 // among the types rest (the Node around the oneOf) allows. It returns
-// the types a value may have (those where every pair of branches is
-// exclusive), having left out those where two branches take every value,
-// and each branch's possible types; where neither holds it refuses,
-// naming two branches.
-func (c *compiler) oneOfTypes(s *Schema, rest *Node) (typeBits, []typeBits, error) {
+// the types a value may have, having left out those where two branches
+// take every value, and each branch's possible types. Where two
+// branches may both hold for a value of a type that remains, overlaps
+// lists them (each pair both ways): the branch is then taken without the
+// others' values (see oneOf).
+func (c *compiler) oneOfTypes(s *Schema, rest *Node) (typeBits, []typeBits, [][]int, error) {
 	list := s.OneOf
 	ptr := s.Ptr
 	if len(list) > MaxOneOfBranches {
-		return 0, nil, c.limitf(ptr, "oneOf", limitOneOf, "%d branches, more than the limit of %d (MaxOneOfBranches)", len(list), MaxOneOfBranches)
+		return 0, nil, nil, c.limitf(ptr, "oneOf", limitOneOf, "%d branches, more than the limit of %d (MaxOneOfBranches)", len(list), MaxOneOfBranches)
 	}
 	info := make([]branchInfo, len(list))
 	types := make([]typeBits, len(list))
@@ -148,17 +149,14 @@ func (c *compiler) oneOfTypes(s *Schema, rest *Node) (typeBits, []typeBits, erro
 	}
 	allowed := rest.Types
 	keep := typeBits(0)
+	overlaps := make([][]int, len(list))
 	for t := tNull; t <= tFraction; t <<= 1 {
 		if allowed&t == 0 {
 			continue
 		}
-		i, j, ok := exclusiveOn(info, t, &steps)
+		pairs := overlapsOn(info, t, &steps)
 		if steps > maxProofSteps {
-			return 0, nil, c.limitf(ptr, "oneOf", limitWork, "proving the branches exclusive would take more than %d steps", maxProofSteps)
-		}
-		if ok {
-			keep |= t
-			continue
+			return 0, nil, nil, c.limitf(ptr, "oneOf", limitWork, "proving the branches exclusive would take more than %d steps", maxProofSteps)
 		}
 		total := 0
 		for _, b := range info {
@@ -166,12 +164,33 @@ func (c *compiler) oneOfTypes(s *Schema, rest *Node) (typeBits, []typeBits, erro
 				total++
 			}
 		}
-		if total < 2 {
-			return 0, nil, c.errorf(ptr, "oneOf", "branches %d and %d may both hold for one value (%s): not supported", i, j, t)
+		if len(pairs) > 0 && total >= 2 {
+			continue // every value of type t satisfies two branches: none is valid
 		}
-		// Every value of type t satisfies two branches: none is valid.
+		keep |= t
+		for _, p := range pairs {
+			for _, x := range [][2]int{p, {p[1], p[0]}} {
+				if !slices.Contains(overlaps[x[0]], x[1]) {
+					overlaps[x[0]] = append(overlaps[x[0]], x[1])
+				}
+			}
+		}
 	}
-	return keep, types, nil
+	return keep, types, overlaps, nil
+}
+
+// overlapsOn returns the pairs of branches a value of type t may
+// satisfy both of.
+func overlapsOn(info []branchInfo, t typeBits, steps *int) [][2]int {
+	var out [][2]int
+	for i := range info {
+		for j := i + 1; j < len(info); j++ {
+			if !disjointOn(&info[i], &info[j], t, steps) {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
 }
 
 // propScalars returns the values property name may take under the
@@ -204,19 +223,6 @@ func (c *compiler) propScalars(n *Node, name string) (scalarSt, bool) {
 		}
 	}
 	return out, out != nil
-}
-
-// exclusiveOn reports whether no value of type t satisfies two of the
-// branches, or names two that a value may satisfy both.
-func exclusiveOn(info []branchInfo, t typeBits, steps *int) (int, int, bool) {
-	for i := range info {
-		for j := i + 1; j < len(info); j++ {
-			if !disjointOn(&info[i], &info[j], t, steps) {
-				return i, j, false
-			}
-		}
-	}
-	return 0, 0, true
 }
 
 // disjointOn reports whether no value of type t satisfies both a and b.

@@ -67,11 +67,9 @@ func TestOneOfExclusiveByType(t *testing.T) {
 // refused rather than compiled as an anyOf.
 func TestOneOfRefusedByType(t *testing.T) {
 	for _, tc := range []struct{ schema, pointer, msg string }{
-		// Long strings satisfy both branches, short ones the first only.
-		{`{"oneOf": [{"properties": {"t": {"const": "a"}}, "required": ["t"]}, {"properties": {"t": {"const": "b"}}, "required": ["t"], "minLength": 3}]}`, "#", "(a string)"},
-		{`{"properties": {"p": {"oneOf": [{"required": ["t"], "properties": {"t": {"const": "x"}}}, {"required": ["t"], "properties": {"t": {"const": "y"}}, "items": {"type": "string"}}]}}}`, "#/properties/p", "(an array)"},
-		{`{"oneOf": [{"type": "number"}, {"type": "integer"}]}`, "#", "only numbers that are not integers"},
-		{`{"oneOf": [{"type": "number", "properties": {"t": {"const": 1}}}, {"type": ["integer", "string"], "properties": {"t": {"const": 2}}}]}`, "#", "only numbers that are not integers"},
+		// The second branch's multiple cannot be taken out of the first.
+		{`{"oneOf": [{"type": "integer"}, {"type": "integer", "multipleOf": 3}]}`, "#", "cannot be taken out"},
+		{`{"properties": {"p": {"oneOf": [{"required": ["t"]}, {"required": ["t"], "uniqueItems": true}]}}}`, "#/properties/p", "cannot be taken out"},
 	} {
 		_, err := Compile([]byte(tc.schema), Options{})
 		var e *Error
@@ -80,6 +78,44 @@ func TestOneOfRefusedByType(t *testing.T) {
 		assert.Equal(t, "oneOf", e.Keyword, tc.schema)
 		assert.Contains(t, e.Msg, tc.msg, tc.schema)
 	}
+}
+
+// TestOneOfOverlapping checks oneOfs whose branches may overlap: each
+// branch is taken without the values of the others.
+func TestOneOfOverlapping(t *testing.T) {
+	runKeywordCases(t, []keywordCase{
+		{
+			// Long strings satisfy both branches, short ones the first only.
+			name:    "a string length beside a tag",
+			schema:  `{"oneOf": [{"properties": {"t": {"const": "a"}}, "required": ["t"]}, {"properties": {"t": {"const": "b"}}, "required": ["t"], "minLength": 3}]}`,
+			valid:   []string{`"ab"`, `""`, `{"t": "a"}`, `{"t": "b"}`},
+			invalid: []string{`"abc"`, `{"t": "c"}`, `{}`, `1`, `null`},
+		},
+		{
+			name:    "numbers and integers: numbers that are not integers",
+			schema:  `{"oneOf": [{"type": "number"}, {"type": "integer"}]}`,
+			valid:   []string{`1.5`, `-0.1`},
+			invalid: []string{`1`, `1.0`, `"a"`},
+		},
+		{
+			name:    "two patterns that overlap",
+			schema:  `{"type": "string", "oneOf": [{"pattern": "^[0-9a-f]{4}$"}, {"pattern": "^[0-9A-F]{4}$"}]}`,
+			valid:   []string{`"00af"`, `"00AF"`},
+			invalid: []string{`"0000"`, `"00aF"`, `"1234"`},
+		},
+		{
+			name:    "objects whose tags are optional",
+			schema:  `{"type": "object", "oneOf": [{"properties": {"type": {"enum": ["callback"]}, "value": {"type": "string"}}}, {"properties": {"type": {"enum": ["field", "value"]}, "value": {"type": ["string", "null"]}}}]}`,
+			valid:   []string{`{"type": "callback", "value": "x"}`, `{"type": "field", "value": null}`, `{"value": null}`},
+			invalid: []string{`{"type": "callback", "value": null}`, `{}`, `{"value": "x"}`, `{"type": "other"}`},
+		},
+		{
+			name:    "a branch inside another",
+			schema:  `{"oneOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": 10}]}`,
+			valid:   []string{`-5`, `11`, `100`},
+			invalid: []string{`0`, `5`, `10`, `1.5`},
+		},
+	})
 }
 
 // TestOneOfFalseBranch checks that a branch false is dropped beside
