@@ -1,6 +1,8 @@
 package jsonschema
 
 import (
+	"slices"
+
 	"github.com/reins-go/reins/grammar"
 )
 
@@ -14,15 +16,15 @@ type arrayShape struct {
 	contains []*Schema   // the schemas that say contains
 }
 
-// arrayOf intersects the array keywords of n's schemas.
-func arrayOf(n *Node) arrayShape {
+// arrayOf intersects the array keywords of the schemas parts.
+func arrayOf(parts []*Schema) arrayShape {
 	a := arrayShape{max: -1}
 	long := 0
-	for _, s := range n.Arr {
+	for _, s := range parts {
 		long = max(long, len(s.Prefix))
 	}
 	a.prefix = make([][]*Schema, long)
-	for _, s := range n.Arr {
+	for _, s := range parts {
 		for i := range long {
 			switch {
 			case i < len(s.Prefix):
@@ -50,12 +52,11 @@ func arrayOf(n *Node) arrayShape {
 
 // array compiles the arrays of n.
 func (c *compiler) array(n *Node) (*grammar.Node, error) {
-	a := arrayOf(n)
-	for _, s := range n.Arr {
-		if s.UnevaluatedItems != nil {
-			return nil, c.errorf(s.Ptr, "unevaluatedItems", "not supported")
-		}
+	unevaluated, err := c.unevaluatedArrays(n)
+	if err != nil {
+		return nil, err
 	}
+	a := arrayOf(append(slices.Clone(n.Arr), unevaluated...))
 	if len(a.contains) > 0 {
 		return nil, c.errorf(a.contains[0].Ptr, "contains", "not supported")
 	}

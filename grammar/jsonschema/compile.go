@@ -503,6 +503,14 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			}
 			items = append(items, grammar.Seq(lit(quote(k)), l.colon, n))
 		}
+		if len(items) > 1 && len(items) <= anyOrderMax {
+			// Its members in any order, each once.
+			required := map[string]bool{}
+			for _, k := range keys {
+				required[k] = true
+			}
+			return c.anyOrder(objectShape{names: keys, members: items, required: required, once: true}, ptr, l)
+		}
 	case []any:
 		open, close = "[", "]"
 		for i, e := range x {
@@ -512,6 +520,14 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			}
 			items = append(items, n)
 		}
+	case json.Number:
+		// The same value written with trailing zeros, or as written.
+		if r, err := parseNumber(x); err == nil {
+			if g, err := decRange(&numBound{v: r}, &numBound{v: r}, false); err == nil && g != nil {
+				return grammar.Alt(lit(x.String()), g), nil
+			}
+		}
+		return lit(x.String()), nil
 	default:
 		text, ok := canonical(v)
 		if !ok {

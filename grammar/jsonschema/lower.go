@@ -197,11 +197,21 @@ type distribution struct {
 // anyOf distributes the anyOf of s over its branches.
 func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	rest := n.without(kwAnyOf, s)
-	var alts []*grammar.Node
+	var branches []*Schema
 	for i, b := range s.AnyOf {
-		if slices.Contains(s.AnyOf[:i], b) {
-			continue // the same branch again
+		if !slices.Contains(s.AnyOf[:i], b) { // the same branch again: once
+			branches = append(branches, b)
 		}
+	}
+	if !s.synthetic && n.unevaluated() && len(branches) > 1 && len(branches) <= maxSubsetBranches {
+		// Which branches hold decides what is evaluated: one alternative
+		// per set of branches that hold, the others' values taken out.
+		if subsets, err := c.branchSubsets(s, branches); err == nil {
+			branches = subsets
+		}
+	}
+	var alts []*grammar.Node
+	for _, b := range branches {
 		g, err := c.branch(rest, b)
 		if isEmpty(err) { // a branch no value takes
 			continue
@@ -218,6 +228,48 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 		return alts[0], nil
 	}
 	return grammar.Alt(alts...), nil
+}
+
+// maxSubsetBranches bounds the anyOf branches split into the sets of
+// them that hold, for unevaluatedProperties and unevaluatedItems.
+const maxSubsetBranches = 4
+
+// unevaluated reports whether a schema of n says unevaluatedProperties
+// or unevaluatedItems.
+func (n *Node) unevaluated() bool {
+	for _, s := range n.Schemas {
+		if s.UnevaluatedProps != nil || s.UnevaluatedItems != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// branchSubsets returns, for each non-empty set of the branches of s's
+// anyOf, a schema that holds where exactly those branches hold.
+func (c *compiler) branchSubsets(s *Schema, branches []*Schema) ([]*Schema, error) {
+	negs := make([]*Schema, len(branches))
+	for i, b := range branches {
+		nb, err := c.neg.negate(b)
+		if err != nil {
+			return nil, err
+		}
+		negs[i] = nb
+	}
+	var out []*Schema
+	for set := 1; set < 1<<len(branches); set++ {
+		x := newSchema(fmt.Sprintf("%s/anyOf/{%b}", s.Ptr, set))
+		x.Has = 1 << kwAllOf
+		for i, b := range branches {
+			if set&(1<<i) != 0 {
+				x.AllOf = append(x.AllOf, b)
+			} else {
+				x.AllOf = append(x.AllOf, negs[i])
+			}
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 // maxExclusions bounds the branches one oneOf branch is taken without.
@@ -546,11 +598,19 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 	if from == nil || hi == nil || from.Cmp(hi) <= 0 {
 		alts = append(alts, intRange(from, hi))
 	}
+	var g *grammar.Node
 	switch len(alts) {
 	case 0:
 		return nil, c.emptyf(n.Ptr, "not", "every integer between the bounds is excluded")
 	case 1:
-		return alts[0], nil
+		g = alts[0]
+	default:
+		g = grammar.Alt(alts...)
 	}
-	return grammar.Alt(alts...), nil
+	if c.p.version >= 6 && !c.opts.Bounded {
+		// From draft 6 on, a number whose fraction is zero is an integer:
+		// 1.0 as well as 1.
+		g = grammar.Seq(g, grammar.Repeat(grammar.Seq(lit("."), grammar.Repeat(lit("0"), 1, -1)), 0, 1))
+	}
+	return g, nil
 }

@@ -28,7 +28,7 @@ type negator struct {
 // newSchema returns a synthetic schema at ptr that constrains nothing
 // yet.
 func newSchema(ptr string) *Schema {
-	return &Schema{Ptr: ptr, Types: tAll, MaxLength: -1, MaxItems: -1, MaxProps: -1, MinContains: 1, MaxContains: -1}
+	return &Schema{Ptr: ptr, Types: tAll, MaxLength: -1, MaxItems: -1, MaxProps: -1, MinContains: 1, MaxContains: -1, synthetic: true}
 }
 
 // typedSchema is a synthetic schema of the types t.

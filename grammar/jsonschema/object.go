@@ -59,14 +59,18 @@ func (c *compiler) valueSchemas(parts []*Schema, name string) ([]*Schema, error)
 // object compiles the objects of n: its listed properties (required
 // ones mandatory), then additional properties when allowed.
 func (c *compiler) object(n *Node) (*grammar.Node, error) {
-	parts := n.Obj
+	unevaluated, err := c.unevaluatedObjects(n)
+	if err != nil {
+		return nil, err
+	}
+	parts := append(slices.Clone(n.Obj), unevaluated...)
 	ptr := n.Ptr
 	nonEmpty := false
 	for _, s := range parts {
 		for _, d := range s.DepSchemas {
 			return nil, c.errorf(s.Ptr+"/"+d.Keyword, escapePointer(d.Name), "schema dependencies are not supported")
 		}
-		for _, k := range []kw{kwPropertyNames, kwMaxProperties, kwUnevaluatedProperties} {
+		for _, k := range []kw{kwPropertyNames, kwMaxProperties} {
 			if s.Has.has(k) {
 				return nil, c.errorf(s.Ptr, k.String(), "not supported")
 			}

@@ -144,6 +144,10 @@ type Schema struct {
 	NotFormat  string
 	NotEnum    []any
 
+	// synthetic marks a schema reins wrote (a negation, a branch taken
+	// without others), not the document.
+	synthetic bool
+
 	// Unsupported lists assertion keywords the typed form does not hold
 	// ($dynamicRef, $recursiveRef, discriminator): a schema with any is
 	// refused where it must be compiled.

@@ -62,11 +62,11 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 		if !lengthsWithin(g, min, max) {
 			return c.strDFA(n)
 		}
-		g, err = jsonEncode(g)
-		if err != nil {
+		if g, err = jsonEncode(g); err != nil {
 			return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
 		}
-		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
+		// A rule per format, shared by every string of that format.
+		return c.shared("_format_"+name, func() *grammar.Node { return grammar.Seq(lit(`"`), g, lit(`"`)) }), nil
 	}
 	return c.stringNode(min, max), nil
 }
