@@ -12,16 +12,13 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
-	"os"
 
-	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 	"github.com/reins-go/reins/program"
 )
 
 func main() {
-	m := model()
+	m := examplemodel.Load(0)
 	defer m.Close()
 	p, err := program.ParseFile("testdata/programs/classify.tmpl")
 	if err != nil {
@@ -42,16 +39,4 @@ func main() {
 			fmt.Printf("    %-9s p=%.4f  logprob %.3f\n", o.Text, o.Prob, o.Logprob)
 		}
 	}
-}
-
-func model() *reins.Model {
-	if len(os.Args) < 2 {
-		return reins.Builtin()
-	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	lm, err := llama.Load(os.Args[1], llama.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	return reins.New(lm)
 }

@@ -12,16 +12,14 @@ package main
 import (
 	"context"
 	"log"
-	"log/slog"
 	"os"
 
-	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 	"github.com/reins-go/reins/extract"
 )
 
 func main() {
-	m := model()
+	m := examplemodel.Load(2)
 	defer m.Close()
 	x, err := extract.NewFile(m, "testdata/extract/person.schema.json", nil)
 	if err != nil {
@@ -37,16 +35,4 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("%d done, %d failed", st.Done, st.Failed)
-}
-
-func model() *reins.Model {
-	if len(os.Args) < 2 {
-		return reins.Builtin()
-	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	lm, err := llama.Load(os.Args[1], llama.Options{Sequences: 2})
-	if err != nil {
-		log.Fatal(err)
-	}
-	return reins.New(lm)
 }

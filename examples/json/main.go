@@ -14,13 +14,10 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
 	"math"
-	"os"
 
 	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 )
 
 // Character is what the model fills in.
@@ -32,21 +29,7 @@ type Character struct {
 }
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	path := ""
-	if len(os.Args) > 1 {
-		path = os.Args[1]
-	} else {
-		var err error
-		if path, err = fixture.Path(os.TempDir()); err != nil {
-			log.Fatal(err)
-		}
-	}
-	lm, err := llama.Load(path, llama.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	m := reins.New(lm)
+	m := examplemodel.Load(0)
 	defer m.Close()
 
 	for seed := range uint64(3) {

@@ -10,32 +10,14 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
 	"math"
-	"os"
 
 	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 )
 
 func main() {
-	// llama.cpp logs through slog's default logger; keep only errors.
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	path := ""
-	if len(os.Args) > 1 {
-		path = os.Args[1]
-	} else {
-		var err error
-		if path, err = fixture.Path(os.TempDir()); err != nil {
-			log.Fatal(err)
-		}
-	}
-	lm, err := llama.Load(path, llama.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	m := reins.New(lm)
+	m := examplemodel.Load(0)
 	defer m.Close()
 
 	ctx := context.Background()

@@ -13,16 +13,13 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
-	"os"
 
-	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 	"github.com/reins-go/reins/program"
 )
 
 func main() {
-	m := model()
+	m := examplemodel.Load(0)
 	defer m.Close()
 	ctx := context.Background()
 
@@ -61,16 +58,4 @@ func show(res *program.Result) {
 		}
 	}
 	fmt.Println()
-}
-
-func model() *reins.Model {
-	if len(os.Args) < 2 {
-		return reins.Builtin()
-	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	lm, err := llama.Load(os.Args[1], llama.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	return reins.New(lm)
 }

@@ -14,11 +14,8 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"log/slog"
-	"os"
 
-	"github.com/reins-go/reins"
-	"github.com/reins-go/reins/backends/llama"
+	"github.com/reins-go/reins/examples/internal/examplemodel"
 	"github.com/reins-go/reins/extract"
 )
 
@@ -35,7 +32,7 @@ const schema = `{
 }`
 
 func main() {
-	m := model()
+	m := examplemodel.Load(0)
 	defer m.Close()
 	// extract.New wraps reins.JSONSchema and adds a confidence per field;
 	// reins.JSONSchema alone gives the constraint for m.Generate.
@@ -59,14 +56,3 @@ func main() {
 
 // model loads the GGUF file named on the command line, or the built-in
 // model.
-func model() *reins.Model {
-	if len(os.Args) < 2 {
-		return reins.Builtin()
-	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	lm, err := llama.Load(os.Args[1], llama.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	return reins.New(lm)
-}
