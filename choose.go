@@ -3,10 +3,12 @@ package reins
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/logspace"
 )
 
 // Option is one option of a choice, with its probability.
@@ -67,11 +69,11 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 	if err := checkOptions(options); err != nil {
 		return nil, err
 	}
-	scored, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
+	scored, _, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
 	}
-	i, err := pick(scored, opts.Temperature, opts.Seed)
+	i, err := pick(scored, decode.SamplingOptions{Temperature: opts.Temperature, Seed: opts.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -80,56 +82,76 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 
 // chooseN is Generate under a Choice: n picks among the scored options.
 func (m *Model) chooseN(ctx context.Context, prompt string, options []string, n int, opts Options) ([]*Completion, error) {
-	scored, err := m.scoreOptions(ctx, prompt, options, "", opts.TopLogprobs, opts.Heal)
+	if err := checkChoiceOptions(opts); err != nil {
+		return nil, err
+	}
+	scored, healed, err := m.scoreOptions(ctx, prompt, options, "", opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Completion, n)
 	for k := range out {
-		i, err := pick(scored, opts.Temperature, opts.Seed+uint64(k))
+		i, err := pick(scored, decode.SamplingOptions{Temperature: opts.Temperature, TopK: opts.TopK, TopP: opts.TopP,
+			MinP: opts.MinP, Seed: opts.Seed + uint64(k)})
 		if err != nil {
 			return nil, err
 		}
 		out[k] = &Completion{
-			Completion: decode.Completion{Text: options[i], Tokens: scored[i].Tokens, FinishReason: decode.FinishStop},
-			Options:    scored,
+			Completion: decode.Completion{Text: options[i], Tokens: slices.Clone(scored[i].Tokens), FinishReason: decode.FinishStop},
+			Healed:     healed,
+			Options:    slices.Clone(scored),
 		}
 	}
 	return out, nil
 }
 
+// checkChoiceOptions refuses the options that mean nothing when the
+// output is one whole option, scored rather than generated.
+func checkChoiceOptions(opts Options) error {
+	const want = "not under a Choice: the output is one whole option"
+	switch {
+	case opts.Prefill != "":
+		return &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: want}
+	case len(opts.Stop) > 0:
+		return &OptionError{Field: "Stop", Value: fmt.Sprintf("%q", opts.Stop), Want: want}
+	case opts.Sampler != nil:
+		return &OptionError{Field: "Sampler", Value: "set", Want: want + ", picked by Temperature, TopK, TopP, MinP and Seed"}
+	}
+	return nil
+}
+
 // scoreOptions scores each option (followed by then) after prompt and
-// normalises their probabilities.
-func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int, heal bool) ([]Option, error) {
+// normalises their probabilities. With heal, the prompt's last token is
+// taken back (the healed text, returned) and spelled again before each
+// option; the options' tokens then spell healed+option.
+func (m *Model) scoreOptions(ctx context.Context, prompt string, options []string, then string, topN int, heal bool) ([]Option, string, error) {
 	if heal && m.logits != nil {
 		cut, healed, err := m.healPoint(prompt)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		spelled := make([]string, len(options))
 		for i, o := range options {
 			spelled[i] = healed + o
 		}
-		out, err := m.scoreOptions(ctx, cut, spelled, then, topN, false)
+		out, _, err := m.scoreOptions(ctx, cut, spelled, then, topN, false)
 		for i := range out {
 			out[i].Text = options[i]
 		}
-		return out, err
+		return out, healed, err
 	}
+	var out []Option
+	var err error
 	if m.text != nil {
-		out, err := m.scoreOptionsText(ctx, prompt, options, then, topN)
-		if err != nil {
-			return nil, err
-		}
-		normalise(out)
-		return out, nil
+		out, err = m.scoreOptionsText(ctx, prompt, options, then, topN)
+	} else {
+		out, err = m.scoreOptionsLogits(ctx, prompt, options, then, topN)
 	}
-	out, err := m.scoreOptionsLogits(ctx, prompt, options, then, topN)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	normalise(out)
-	return out, nil
+	return out, "", nil
 }
 
 // scoreOptionsText scores options on a server: exactly when it scores a
@@ -191,27 +213,17 @@ func (m *Model) scoreOptionsLogits(ctx context.Context, prompt string, options [
 func normalise(out []Option) {
 	z := math.Inf(-1)
 	for _, o := range out {
-		z = logAddExp(z, o.Logprob)
+		z = logspace.Add(z, o.Logprob)
 	}
 	for i := range out {
 		out[i].Prob = math.Exp(out[i].Logprob - z)
 	}
 }
 
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(a, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
-}
-
 // pick chooses an option: the most probable at temperature 0, else a
 // draw from the options' distribution tempered by temperature.
-func pick(options []Option, temperature float64, seed uint64) (int, error) {
-	s, err := decode.NewSampler(decode.SamplingOptions{Temperature: temperature, Seed: seed})
+func pick(options []Option, sampling decode.SamplingOptions) (int, error) {
+	s, err := decode.NewSampler(sampling)
 	if err != nil {
 		return 0, err
 	}

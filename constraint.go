@@ -288,6 +288,12 @@ func anyText() (*Constraint, error) {
 	}})
 }
 
+// anyText returns anyText's constraint, compiled once per model.
+func (m *Model) anyTextConstraint() (*Constraint, error) {
+	m.anyTextOnce.Do(func() { m.anyText, m.anyTextErr = anyText() })
+	return m.anyText, m.anyTextErr
+}
+
 // healedStart names the start rule of a constraint after a prefix.
 const healedStart = "reins.healed"
 

@@ -24,7 +24,12 @@ type Token = decode.Token
 type Options struct {
 	// Constraint, when set, keeps the output in its language: a complete
 	// output comes back, or an error (*UnfinishedError when the budget,
-	// the context or a cancellation cut it first).
+	// the context or a cancellation cut it first). Under a Choice the
+	// output is one whole option, scored in full rather than generated:
+	// Temperature, TopK, TopP, MinP and Seed pick among the options'
+	// probabilities (Completion.Options), MaxTokens does not apply,
+	// Stop, Prefill and Sampler are refused, and the tokens carry the
+	// model's log-probabilities only (Constrained is nil).
 	Constraint *Constraint
 	// MaxTokens caps the generated tokens; 0 means DefaultMaxTokens.
 	// Under a constraint, the tokens near the end of the budget are
@@ -52,8 +57,12 @@ type Options struct {
 	// constraint choose (token healing): a prompt that ends "is: " does
 	// not force the output to start after a lone space token. The bytes
 	// taken back are Completion.Healed; Text is what follows them, while
-	// the first tokens spell both. Local models only (a server tokenizes
-	// the prompt itself; there Heal does nothing), and not Stream.
+	// the first tokens spell both. Healing is itself a constraint (the
+	// output must begin with the healed bytes), so the tokens report
+	// Constrained also when Constraint is nil. A prompt is not healed
+	// where a stop string could begin in the bytes taken back. Local
+	// models only (a server tokenizes the prompt itself; there Heal does
+	// nothing), and not Stream.
 	Heal bool
 	// Prefill is the beginning of the output, decided before the
 	// generation (an assistant prefix, or a value chosen by other
@@ -103,16 +112,12 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 		return nil, &OptionError{Field: "n", Value: fmt.Sprint(n), Want: "want at least 1 output"}
 	}
 	if c := opts.Constraint; c != nil && c.options != nil {
-		if opts.Prefill != "" {
-			return nil, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "not under a Choice"}
-		}
 		return m.chooseN(ctx, prompt, c.options, n, opts)
 	}
 	if opts.Prefill != "" {
 		if opts.Heal {
 			return nil, &OptionError{Field: "Prefill", Value: fmt.Sprintf("%q", opts.Prefill), Want: "not with Heal"}
 		}
-		prompt += opts.Prefill
 	}
 	run := opts // what generates: opts, or after healing
 	healed := ""
@@ -121,10 +126,13 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 		if prompt, healed, err = m.healPoint(prompt); err != nil {
 			return nil, err
 		}
+		if stopsInHealed(healed, opts.Stop) {
+			prompt, healed = prompt+healed, ""
+		}
 		if healed != "" {
 			base := opts.Constraint
 			if base == nil {
-				if base, err = anyText(); err != nil {
+				if base, err = m.anyTextConstraint(); err != nil {
 					return nil, err
 				}
 			}
@@ -223,6 +231,20 @@ func (m *Model) healPoint(prompt string) (string, string, error) {
 	return prompt[:len(prompt)-len(p)], p, nil
 }
 
+// stopsInHealed reports whether a stop string could begin in healed,
+// the bytes healing takes back: the output, which spells healed first,
+// would be cut there before it begins, so such a prompt is not healed.
+func stopsInHealed(healed string, stops []string) bool {
+	for k := range len(healed) {
+		for _, s := range stops {
+			if t := healed[k:]; strings.HasPrefix(s, t) || strings.Contains(t, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // unwrapAll returns the errors joined in err (or err alone).
 func unwrapAll(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -242,6 +264,7 @@ func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
 		Stop:        opts.Stop,
 		TopLogprobs: opts.TopLogprobs,
 		Sampler:     opts.Sampler,
+		Prefill:     opts.Prefill,
 		Sampling: decode.SamplingOptions{Temperature: opts.Temperature, TopK: opts.TopK, TopP: opts.TopP,
 			MinP: opts.MinP, Seed: opts.Seed},
 	}
@@ -371,7 +394,7 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 		} else if s.err = s.m.checkOpen(); s.err != nil {
 			return
 		}
-		ds := decode.Generate(s.ctx, b, s.prompt+s.opts.Prefill, dopts)
+		ds := decode.Generate(s.ctx, b, s.prompt, dopts)
 		for t := range ds.Tokens() {
 			if !yield(t) {
 				return

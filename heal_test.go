@@ -45,9 +45,38 @@ func TestHealLetsTheModelJoinTheBoundary(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, want.Sum, sel.Options[0].Logprob, 1e-6)
 
+	// Generate under a Choice heals the same way, and says what it took back.
+	choice, err := Choice("the mat", "a mat")
+	require.NoError(t, err)
+	picked, err := m.Generate(context.Background(), "The cat sat on ", Options{Constraint: choice, Heal: true})
+	require.NoError(t, err)
+	assert.Equal(t, " ", picked.Healed)
+	assert.InDelta(t, want.Sum, picked.Options[0].Logprob, 1e-6)
+
 	s := m.Stream(context.Background(), "x ", Options{Heal: true})
 	for range s.Tokens() {
 	}
 	var oe *OptionError
 	assert.ErrorAs(t, s.Err(), &oe)
+}
+
+// TestHealStopsInTheHealedBytes: a stop string that could begin in the
+// bytes healing takes back would cut the output before it starts, so
+// such a prompt is generated unhealed and the output is not empty.
+func TestHealStopsInTheHealedBytes(t *testing.T) {
+	m := Builtin()
+	plain, err := m.Generate(context.Background(), "The cat sat on ", Options{MaxTokens: 6, Stop: []string{" "}})
+	require.NoError(t, err)
+	healed, err := m.Generate(context.Background(), "The cat sat on ", Options{MaxTokens: 6, Stop: []string{" "}, Heal: true})
+	require.NoError(t, err)
+	assert.Empty(t, healed.Healed, "the stop string is the healed space")
+	assert.Equal(t, plain.Text, healed.Text)
+	assert.NotEmpty(t, healed.Text)
+	// A stop string elsewhere lets the prompt heal.
+	healed, err = m.Generate(context.Background(), "The cat sat on ", Options{MaxTokens: 6, Stop: []string{"."}, Heal: true})
+	require.NoError(t, err)
+	assert.Equal(t, " ", healed.Healed)
+	assert.True(t, stopsInHealed(" t", []string{"th"}), "a stop string that begins in the healed bytes and goes on past them")
+	assert.True(t, stopsInHealed("abc", []string{"b"}), "a stop string inside the healed bytes")
+	assert.False(t, stopsInHealed("abc", []string{"ba", "x"}))
 }

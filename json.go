@@ -1,18 +1,19 @@
 package reins
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // GenerateJSON generates a JSON value after prompt and decodes it into a
 // T. The constraint is opts.Constraint when set (a JSON constraint whose
 // values decode into T), else JSONFor[T]() (compiled once per model and
 // type). The completion comes back too: its text, every token's
-// logprobs, and the parsed value.
+// logprobs, and the parsed value. With opts.Prefill, the value decoded
+// is Prefill+Text.
 func GenerateJSON[T any](ctx context.Context, m *Model, prompt string, opts Options) (T, *Completion, error) {
 	var v T
 	if opts.Constraint == nil {
@@ -28,7 +29,7 @@ func GenerateJSON[T any](ctx context.Context, m *Model, prompt string, opts Opti
 	if err != nil {
 		return v, c, err
 	}
-	if err := json.NewDecoder(bytes.NewReader([]byte(c.Text))).Decode(&v); err != nil {
+	if err := json.NewDecoder(strings.NewReader(c.Prefill + c.Text)).Decode(&v); err != nil {
 		return v, c, fmt.Errorf("reins: the output does not decode into a %T: %w", v, err)
 	}
 	return v, c, nil

@@ -36,6 +36,10 @@ type Model struct {
 	jsonMu    sync.Mutex
 	jsonTypes map[reflect.Type]*Constraint // JSONFor's constraints, for GenerateJSON
 
+	anyTextOnce sync.Once
+	anyText     *Constraint // any text, what Heal constrains an unconstrained output to
+	anyTextErr  error
+
 	closeMu sync.Mutex
 	closed  bool
 }

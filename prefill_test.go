@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reins-go/reins/decode"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,21 +33,63 @@ func TestPrefill(t *testing.T) {
 		require.ErrorAs(t, err, &oe, name)
 		assert.Equal(t, "Prefill", oe.Field)
 	}
-	// On a server, the constraint starts past the prefill too.
-	remote, _ := textModel(20)
+	// GenerateJSON decodes the whole output.
+	pet, out, err := GenerateJSON[struct {
+		Pet string
+		N   int
+	}](context.Background(), Builtin(), "The", Options{Constraint: c, Prefill: `{"pet":"cat","n":`, MaxTokens: 20})
+	require.NoError(t, err)
+	assert.Equal(t, "cat", pet.Pet, "decoded from %q+%q", out.Prefill, out.Text)
+
+	// On a server, the constraint starts past the prefill too, and the
+	// prefill is sent as the output so far (what a chat server continues
+	// as the assistant's message), not as part of the prompt.
+	remote, tb := textModel(20)
+	var reqs []decode.TextRequest
+	tb.BeforeContinue = func(req decode.TextRequest) error { reqs = append(reqs, req); return nil }
 	re := textCases(t)["regex"]
 	got, err := remote.Generate(context.Background(), "The cat sat on the mat and", Options{Constraint: re, Prefill: " the", Temperature: 1, MaxTokens: 60})
 	require.NoError(t, err)
 	require.NoError(t, re.Match([]byte(got.Prefill+got.Text)))
+	require.NotEmpty(t, reqs)
+	for _, r := range reqs {
+		assert.Equal(t, "The cat sat on the mat and", r.Prompt)
+		assert.True(t, strings.HasPrefix(r.Output, " the"), "output so far %q begins with the prefill", r.Output)
+	}
+	// A server that keeps to a schema itself is not asked to, past a
+	// prefill: its schema would start at the prefill's beginning.
+	reqs = nil
+	schemaServer := New(schemaText{lockedText{tb: tb}})
+	story := textCases(t)["schema"]
+	_, err = schemaServer.Generate(context.Background(), "The cat sat on the mat and", Options{Constraint: story, Prefill: `{"story":"the`, Temperature: 1, MaxTokens: 80})
+	require.NoError(t, err)
+	require.NotEmpty(t, reqs)
+	for _, r := range reqs {
+		assert.Nil(t, r.JSONSchema)
+	}
+	reqs = nil
+	_, err = schemaServer.Generate(context.Background(), "The cat sat on the mat and", Options{Constraint: story, Temperature: 1, MaxTokens: 80})
+	require.NoError(t, err)
+	require.NotEmpty(t, reqs)
+	assert.NotNil(t, reqs[0].JSONSchema, "without a prefill the schema is sent")
 	_, err = remote.Generate(context.Background(), "The", Options{Constraint: re, Prefill: "#"})
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
 	_, err = Builtin().Generate(context.Background(), "The", Options{Constraint: c, Prefill: `{`, Heal: true})
 	assert.ErrorAs(t, err, &oe)
 	// Without a constraint, the prefill is only part of the prompt.
-	out, err := Builtin().Generate(context.Background(), "The", Options{Prefill: " cat", MaxTokens: 3})
+	out, err = Builtin().Generate(context.Background(), "The", Options{Prefill: " cat", MaxTokens: 3})
 	require.NoError(t, err)
 	want, err := Builtin().Generate(context.Background(), "The cat", Options{MaxTokens: 3})
 	require.NoError(t, err)
 	assert.Equal(t, want.Text, out.Text)
+}
+
+// schemaText is a server that says it keeps outputs to a JSON Schema.
+type schemaText struct{ lockedText }
+
+func (s schemaText) Capabilities() decode.Capabilities {
+	c := s.lockedText.Capabilities()
+	c.JSONSchema = true
+	return c
 }

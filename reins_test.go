@@ -191,6 +191,32 @@ func TestChooseIsExact(t *testing.T) {
 	for _, o := range sel.Options {
 		assert.InDelta(t, o.Prob, float64(counts[o.Text])/300, 0.07, "%q", o.Text)
 	}
+
+	// Generate and Stream under a Choice take the same options: TopK 1
+	// keeps only the likeliest option whatever the seed; Stop, Prefill
+	// and Sampler mean nothing for a whole option and are refused.
+	for seed := range uint64(20) {
+		outs, err := m.GenerateN(context.Background(), prompt, 2, Options{Constraint: c, Temperature: 5, TopK: 1, Seed: seed})
+		require.NoError(t, err)
+		for _, o := range outs {
+			assert.Equal(t, " then", o.Text, "seed %d", seed)
+		}
+		outs[0].Options[0].Prob = -1
+		assert.NotEqual(t, -1.0, outs[1].Options[0].Prob, "outputs do not share their options")
+	}
+	for _, bad := range []Options{
+		{Constraint: c, Stop: []string{"n"}},
+		{Constraint: c, Prefill: " "},
+		{Constraint: c, Sampler: decode.SamplerFunc(func([]float32) (int, error) { return 0, nil })},
+	} {
+		var oe *OptionError
+		_, err := m.Generate(context.Background(), prompt, bad)
+		assert.ErrorAs(t, err, &oe)
+		s := m.Stream(context.Background(), prompt, bad)
+		for range s.Tokens() {
+		}
+		assert.ErrorAs(t, s.Err(), &oe)
+	}
 }
 
 func tokenText(toks []Token) string {
@@ -325,7 +351,9 @@ func TestRelaxedKeywordFailure(t *testing.T) {
 	require.ErrorAs(t, err, &inv)
 	assert.Equal(t, []string{"uniqueItems"}, inv.Relaxed)
 	assert.NotContains(t, err.Error(), "reins bug")
-	assert.Equal(t, "[1,1]", out.Text)
+	var items []float64
+	require.NoError(t, json.Unmarshal([]byte(out.Text), &items), "%q", out.Text)
+	assert.Equal(t, []float64{1, 1}, items, "the two items equal, which uniqueItems refuses")
 }
 
 // TestMatch checks a constraint's own matcher on text.

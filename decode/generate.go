@@ -47,6 +47,13 @@ type Options struct {
 	// TextConstraint is the same constraint judged on bytes, for a
 	// TextBackend, which has no vocabulary to mask with.
 	TextConstraint func() TextConstraint
+	// Prefill is the beginning of the output, decided before
+	// generation: the model continues prompt+Prefill. A LogitsBackend
+	// tokenizes the two together; a TextBackend sends Prefill as the
+	// output so far (TextRequest.Output), which a chat server continues
+	// as the beginning of the assistant's message. It is not part of
+	// Completion.Text, and a constraint must already have consumed it.
+	Prefill string
 }
 
 func (o *Options) validate(v *vocab.Vocab) error {
@@ -284,7 +291,7 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
-	toks, err := b.Tokenize(prompt, true)
+	toks, err := b.Tokenize(prompt+opts.Prefill, true)
 	if err != nil {
 		return nil, fmt.Errorf("tokenize prompt: %w", err)
 	}

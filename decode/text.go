@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/reins-go/reins/internal/logspace"
 )
 
 // TextBackend is a server that continues text and returns each token
@@ -259,6 +261,9 @@ func newTextRun(b TextBackend, prompt string, opts Options, n int) (*textRun, er
 	if !utf8.ValidString(prompt) {
 		return nil, errors.New("the prompt is not valid UTF-8, which a server's JSON API cannot carry")
 	}
+	if !utf8.ValidString(opts.Prefill) {
+		return nil, &OptionError{"Prefill", fmt.Sprintf("%q", opts.Prefill), "valid UTF-8, which a server's JSON API can carry"}
+	}
 	if n < 1 {
 		return nil, &OptionError{"n", fmt.Sprint(n), "want at least 1 branch"}
 	}
@@ -371,7 +376,7 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 	}
 	left := r.opts.MaxTokens - len(br.gen)
 	want := left
-	first := br.con != nil && len(br.text) == 0 && len(br.need) == 0 && br.usage.Requests == 0 && len(br.schema) > 0
+	first := br.con != nil && r.opts.Prefill == "" && len(br.text) == 0 && len(br.need) == 0 && br.usage.Requests == 0 && len(br.schema) > 0
 	if br.con != nil && !r.caps.Stream && !first {
 		want = min(left, br.chunk)
 	}
@@ -380,7 +385,7 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 		want = 1 // the bans hold at this position only
 	}
 	w := &walk{want: want}
-	req := TextRequest{Prompt: r.prompt, Output: string(br.text), MaxTokens: want, TopLogprobs: r.topK, Sampling: r.opts.Sampling,
+	req := TextRequest{Prompt: r.prompt, Output: r.opts.Prefill + string(br.text), MaxTokens: want, TopLogprobs: r.topK, Sampling: r.opts.Sampling,
 		Watch: func(t Token) bool { return r.see(br, w, t) }}
 	req.Sampling.Seed = br.seed + uint64(br.usage.Requests)
 	if banned {
@@ -924,13 +929,13 @@ func renormalise(t Token, allowed []TopLogprob) *Logprobs {
 	seen := false
 	z := math.Inf(-1)
 	for _, a := range allowed {
-		z = logAddExp(z, a.Logprob)
+		z = logspace.Add(z, a.Logprob)
 		if string(a.Bytes) == string(t.Bytes) {
 			seen = true
 		}
 	}
 	if !seen {
-		z = logAddExp(z, t.Logprob)
+		z = logspace.Add(z, t.Logprob)
 	}
 	out := &Logprobs{Logprob: t.Logprob - z, TopK: true}
 	mass := 0.0
@@ -951,16 +956,6 @@ func renormalise(t Token, allowed []TopLogprob) *Logprobs {
 	}
 	slices.SortStableFunc(out.TopLogprobs, func(a, b TopLogprob) int { return cmp.Compare(b.Logprob, a.Logprob) })
 	return out
-}
-
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(a, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
 }
 
 // keep appends token t, which the constraint has consumed from mark, to

@@ -68,8 +68,12 @@ type Token struct {
 	Logprob     float64      `json:"logprob"`
 	TopLogprobs []TopLogprob `json:"top_logprobs"`
 	// Constrained is the same under the constrained distribution (the
-	// model's, masked to what the constraint allows and renormalised). It
-	// is nil when generation has no constraint.
+	// model's, masked to what the constraint allows and renormalised):
+	// the distribution the token was sampled from. Near the end of the
+	// token budget, a Budgeted constraint also masks the tokens after
+	// which the output could no longer finish within it, so the
+	// renormalisation is over fewer tokens there. It is nil when
+	// generation has no constraint.
 	Constrained *Logprobs `json:"constrained,omitempty"`
 	// Forced is true for a token the constraint left as the only choice,
 	// appended without sampling.

@@ -489,7 +489,7 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 		}
 		opts.Constraint = c
 	}
-	opts.Heal = !r.opts.NoHeal && healSafe(prompt, o.Stop)
+	opts.Heal = !r.opts.NoHeal // Generate does not heal where a stop string could begin in the healed bytes
 	out, err := r.m.Generate(ctx, prompt, opts)
 	if err != nil {
 		return nil, err
@@ -563,23 +563,6 @@ func ValueTokens(toks []reins.Token, start, end int, extendable bool) []reins.To
 		return nil
 	}
 	return toks[first : last+1]
-}
-
-// healSafe reports whether the prompt's last token may be healed when
-// the output stops at stops: no stop string may begin in the bytes
-// healing takes back (at most maxHeal of them), where it would cut the
-// output before it starts.
-func healSafe(prompt string, stops []string) bool {
-	const maxHeal = 128
-	for k := 1; k <= min(len(prompt), maxHeal); k++ {
-		t := prompt[len(prompt)-k:]
-		for _, s := range stops {
-			if strings.HasPrefix(s, t) || strings.HasPrefix(t, s) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // choose fills a select: every option scored in full after prompt,
