@@ -19,15 +19,19 @@ type dfaItem struct {
 	origin int32
 }
 
-// dfaState is one state: its byte and call items, and its transitions
-// as they are learnt.
+// dfaState is one state: its byte and call items (d.items[lo:hi]), the
+// hash it is interned by, and whether Absorbs proved it absorbs text of
+// any length over absorbASCII.
 type dfaState struct {
-	items []dfaItem
-	next  *[256]uint32 // 0 unknown, dfaRefused, or (id+2)<<1 | tainted
-	cuts  []byte       // for Absorbs: the bytes where a byte item begins or ends+1, sorted; nil until needed
+	lo, hi  uint32
+	hash    uint64
+	absorbs bool
 }
 
-const dfaRefused = 1
+// An entry of the transition table is 0 while unknown, else
+// (id+2)<<1 | tainted, where id -1 is a refusal: one decoding for all,
+// so that Step inlines.
+const dfaRefused = 1 << 1
 
 // LocalDFA is a parser's local view turned into a deterministic
 // automaton over bytes, built lazily. The local view of a step sees only
@@ -41,28 +45,60 @@ const dfaRefused = 1
 // transition is computed once however many tokens of a trie walk, or
 // walks, take it.
 //
+// Its data is flat, so that building a state allocates nothing once the
+// slices have grown: the states' items in one slice, an open-addressing
+// index of the states by hash, and one table of transitions with a row
+// per state and a column per byte class of the program (bytes that no
+// byte instruction tells apart share a column).
+//
 // A LocalDFA grows as it is used and is not safe for concurrent use.
 type LocalDFA struct {
 	prog   *grammar.Prog
 	states []dfaState
-	index  map[uint64][]int32 // states by stateHash of their items
+	items  []dfaItem // the states' items, state after state
+	index  []int32   // open addressing by hash: state id+1, 0 empty
+	// trans[s*nclass+class[b]] is state s's transition on byte b.
+	trans  []uint32
+	class  [256]uint8
+	first  []byte // the first byte of each class
+	nclass int
 	// scratch for building a state
-	items []dfaItem
-	seen  keySet
+	build []dfaItem
+	seen  keySet   // the items built whose rule began elsewhere
+	here  pcStamps // those whose rule began at the state being built
 	taint bool
-	// scratch for Absorbs
-	absorbSeen map[absorbKey]bool
-	absorbWork []absorbKey
-	// absorbsAll marks the states proven to absorb text of any length
-	// over absorbASCII (every state such text reaches from one that
-	// absorbs it absorbs it too).
-	absorbsAll  map[int32]bool
+	// scratch for Absorbs: the steps seen, the work list, and the ASCII
+	// set the states' absorbs flags hold for.
+	absorbSeen  keySet
+	absorbWork  []absorbKey
 	absorbASCII [2]uint64
 }
 
-// NewLocalDFA returns an empty automaton for p.
+// NewLocalDFA returns an empty automaton for p. Its byte classes are
+// computed at the first Start, so that binding a grammar stays cheap.
 func NewLocalDFA(p *grammar.Prog) *LocalDFA {
-	return &LocalDFA{prog: p, index: map[uint64][]int32{}}
+	return &LocalDFA{prog: p}
+}
+
+// initClasses splits the byte values into the classes no byte
+// instruction of the program tells apart.
+func (d *LocalDFA) initClasses() {
+	var cut [257]bool
+	cut[0] = true
+	for i := range d.prog.Inst {
+		if in := &d.prog.Inst[i]; in.Op == grammar.InstByte {
+			cut[in.Lo], cut[int(in.Hi)+1] = true, true
+		}
+	}
+	c := -1
+	for b := range 256 {
+		if cut[b] {
+			c++
+			d.first = append(d.first, byte(b))
+		}
+		d.class[b] = uint8(c)
+	}
+	d.nclass = c + 1
 }
 
 // States returns how many states have been built.
@@ -71,6 +107,9 @@ func (d *LocalDFA) States() int { return len(d.states) }
 // Start returns the state of ps's current step as a local parser sees it
 // (the same key as Signature).
 func (d *LocalDFA) Start(ps *Parser) int32 {
+	if d.nclass == 0 {
+		d.initClasses()
+	}
 	cur := uint32(ps.top())
 	d.begin()
 	for _, it := range ps.set(int(cur)) {
@@ -88,23 +127,43 @@ func (d *LocalDFA) Start(ps *Parser) int32 {
 // depends on context from there on). A negative state means b is
 // refused.
 func (d *LocalDFA) Step(s int32, b byte) (int32, bool) {
-	if t := d.states[s].next; t != nil {
-		if v := t[b]; v != 0 {
-			if v == dfaRefused {
-				return -1, false
-			}
-			return int32(v>>1) - 2, v&1 != 0
-		}
+	if v := d.trans[int(s)*d.nclass+int(d.class[b])]; v != 0 {
+		return int32(v>>1) - 2, v&1 != 0
 	}
 	return d.step(s, b)
 }
 
-// step computes and records a transition.
+// Peek is Step when the transition is known (ok), and computes nothing
+// otherwise: cheap enough to inline into a walk's inner loop, which
+// calls Step only when ok is false.
+func (d *LocalDFA) Peek(s int32, b byte) (next int32, taint, ok bool) {
+	v := d.trans[int(s)*d.nclass+int(d.class[b])]
+	return int32(v>>1) - 2, v&1 != 0, v != 0
+}
+
+// stateItems returns the byte and call items of state s.
+func (d *LocalDFA) stateItems(s int32) []dfaItem {
+	st := &d.states[s]
+	return d.items[st.lo:st.hi]
+}
+
+// step computes and records a transition, for b and every byte that
+// the same byte items of s match, which leads to the same state.
 func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 	d.begin()
-	for _, it := range d.states[s].items {
+	lo, hi := 0, 0xFF // the run of bytes around b that s's byte items do not tell apart
+	for _, it := range d.stateItems(s) {
 		in := &d.prog.Inst[it.pc]
-		if in.Op == grammar.InstByte && in.Lo <= b && b <= in.Hi {
+		if in.Op != grammar.InstByte {
+			continue
+		}
+		switch {
+		case b < in.Lo:
+			hi = min(hi, int(in.Lo)-1)
+		case b > in.Hi:
+			lo = max(lo, int(in.Hi)+1)
+		default:
+			lo, hi = max(lo, int(in.Lo)), min(hi, int(in.Hi))
 			o := it.origin
 			if o == dfaHere {
 				o = s
@@ -114,7 +173,7 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 	}
 	v := uint32(dfaRefused)
 	next, taint := int32(-1), false
-	if len(d.items) > 0 {
+	if len(d.build) > 0 {
 		d.close()
 		taint = d.taint
 		next = d.intern()
@@ -123,36 +182,37 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 			v |= 1
 		}
 	}
-	// Every byte matched by the same byte items as b leads to the same
-	// state: record the transition for all of them at once.
-	hi := d.uniformTo(s, b, 0xFF)
-	st := &d.states[s]
-	lo := byte(0)
-	if i, found := slices.BinarySearch(st.cuts, b); found {
-		lo = b
-	} else if i > 0 {
-		lo = st.cuts[i-1]
-	}
-	if st.next == nil {
-		st.next = new([256]uint32)
-	}
-	for x := int(lo); x <= int(hi); x++ {
-		st.next[x] = v
+	row := d.trans[int(s)*d.nclass:][:d.nclass]
+	for c := d.class[lo]; ; c++ {
+		row[c] = v
+		if c == d.class[hi] {
+			break
+		}
 	}
 	return next, taint
 }
 
 func (d *LocalDFA) begin() {
-	d.items = d.items[:0]
+	d.build = d.build[:0]
 	d.seen.Reset()
+	d.here.reset(len(d.prog.Inst))
 	d.taint = false
 }
 
 // keep records an item of the state being built, once.
 func (d *LocalDFA) keep(it dfaItem) {
-	if d.seen.Add(it.key()) {
-		d.items = append(d.items, it)
+	if d.mark(it) {
+		d.build = append(d.build, it)
 	}
+}
+
+// mark adds an item to the items seen while building a state, and
+// reports whether it was new.
+func (d *LocalDFA) mark(it dfaItem) bool {
+	if it.origin == dfaHere {
+		return d.here.add(it.pc)
+	}
+	return d.seen.Add(it.key())
 }
 
 func (it dfaItem) key() uint64 { return uint64(it.pc)<<32 | uint64(uint32(it.origin)) }
@@ -168,7 +228,7 @@ func (d *LocalDFA) add(pc uint32, origin int32) {
 			d.keep(dfaItem{pc, origin})
 			return
 		}
-		if !d.seen.Add(dfaItem{pc, origin}.key()) {
+		if !d.mark(dfaItem{pc, origin}) {
 			return
 		}
 		d.add(in.Out, origin)
@@ -179,8 +239,8 @@ func (d *LocalDFA) add(pc uint32, origin int32) {
 // close predicts and completes over the state being built, as
 // Parser.close does, with origins as states.
 func (d *LocalDFA) close() {
-	for k := 0; k < len(d.items); k++ {
-		it := d.items[k]
+	for k := 0; k < len(d.build); k++ {
+		it := d.build[k]
 		in := &d.prog.Inst[it.pc]
 		switch in.Op {
 		case grammar.InstCall:
@@ -197,7 +257,7 @@ func (d *LocalDFA) close() {
 				d.taint = true
 			default:
 				a := it.origin
-				for _, w := range d.states[a].items {
+				for _, w := range d.stateItems(a) {
 					win := &d.prog.Inst[w.pc]
 					if win.Op == grammar.InstCall && win.Arg == in.Arg {
 						o := w.origin
@@ -220,39 +280,60 @@ func (d *LocalDFA) close() {
 func (d *LocalDFA) intern() int32 {
 	var h uint64
 	n := 0
-	for _, it := range d.items {
+	for _, it := range d.build {
 		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
 			h += mix64(it.key())
 			n++
 		}
 	}
 	h = mix64(h + uint64(n))
-	for _, id := range d.index[h] {
-		if d.isBuilt(id, n) {
+	if 2*(len(d.states)+1) > len(d.index) {
+		d.growIndex()
+	}
+	mask := uint64(len(d.index) - 1)
+	i := h & mask
+	for ; d.index[i] != 0; i = (i + 1) & mask {
+		id := d.index[i] - 1
+		if st := &d.states[id]; st.hash == h && int(st.hi-st.lo) == n && d.isBuilt(id) {
 			return id
 		}
 	}
-	items := make([]dfaItem, 0, n)
-	for _, it := range d.items {
+	id := int32(len(d.states))
+	d.index[i] = id + 1
+	lo := uint32(len(d.items))
+	for _, it := range d.build {
 		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
-			items = append(items, it)
+			d.items = append(d.items, it)
 		}
 	}
-	id := int32(len(d.states))
-	d.states = append(d.states, dfaState{items: items})
-	d.index[h] = append(d.index[h], id)
+	d.states = append(d.states, dfaState{lo: lo, hi: uint32(len(d.items)), hash: h})
+	d.trans = slices.Grow(d.trans, d.nclass)[:len(d.trans)+d.nclass]
+	clear(d.trans[len(d.trans)-d.nclass:])
 	return id
 }
 
-// isBuilt reports whether state id holds exactly the n byte and call
-// items of the state being built.
-func (d *LocalDFA) isBuilt(id int32, n int) bool {
-	items := d.states[id].items
-	if len(items) != n {
-		return false
+// growIndex doubles the index of states by hash.
+func (d *LocalDFA) growIndex() {
+	d.index = make([]int32, max(64, 2*len(d.index)))
+	mask := uint64(len(d.index) - 1)
+	for id := range d.states {
+		i := d.states[id].hash & mask
+		for d.index[i] != 0 {
+			i = (i + 1) & mask
+		}
+		d.index[i] = int32(id) + 1
 	}
-	for _, it := range items {
-		if !d.seen.Has(it.key()) {
+}
+
+// isBuilt reports whether state id holds exactly the byte and call
+// items of the state being built (it has as many).
+func (d *LocalDFA) isBuilt(id int32) bool {
+	for _, it := range d.stateItems(id) {
+		if it.origin == dfaHere {
+			if !d.here.has(it.pc) {
+				return false
+			}
+		} else if !d.seen.Has(it.key()) {
 			return false
 		}
 	}
@@ -337,20 +418,18 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 // up at a limit instead.
 func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (bool, int) {
 	if ascii != d.absorbASCII {
-		d.absorbASCII, d.absorbsAll = ascii, map[int32]bool{}
+		d.absorbASCII = ascii
+		for i := range d.states {
+			d.states[i].absorbs = false
+		}
 	}
-	if d.absorbsAll == nil {
-		d.absorbsAll = map[int32]bool{}
-	}
-	if d.absorbsAll[s] {
+	if d.states[s].absorbs {
 		return true, 0 // also within any bound
 	}
-	if d.absorbSeen == nil {
-		d.absorbSeen = map[absorbKey]bool{}
-	}
-	clear(d.absorbSeen)
+	seen := &d.absorbSeen
+	seen.Reset()
 	work := append(d.absorbWork[:0], absorbKey{s, seqStart, 0})
-	d.absorbSeen[work[0]] = true
+	seen.Add(work[0].key())
 	defer func() { d.absorbWork = work[:0] }()
 	var edges []seqEdge
 	for i := 0; i < len(work); i++ { // breadth first, so depths are shortest
@@ -374,12 +453,23 @@ func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (boo
 			}
 		}
 		edges = append(edges, seqEdges[k.seq]...)
+		row := int(k.s) * d.nclass
 		for _, e := range edges {
-			// Split the edge where the state's byte items begin or end,
-			// so that each piece leads to one state.
-			for lo := int(e.lo); lo <= int(e.hi); {
-				hi := d.uniformTo(k.s, byte(lo), e.hi)
-				n, taint := d.Step(k.s, byte(lo))
+			// Take the edge a byte class at a time: each class leads to
+			// one state, and a class that leads where the one before it
+			// does (the same entry) adds nothing.
+			prev := uint32(0)
+			for c := int(d.class[e.lo]); c <= int(d.class[e.hi]); c++ {
+				v := d.trans[row+c]
+				if v == 0 {
+					d.step(k.s, max(d.first[c], e.lo))
+					v = d.trans[row+c]
+				}
+				if v == prev {
+					continue
+				}
+				prev = v
+				n, taint := int32(v>>1)-2, v&1 != 0
 				if n < 0 || taint {
 					refused := int(k.chars) // the character this byte is part of, counted
 					if k.seq == seqStart {
@@ -391,65 +481,37 @@ func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (boo
 				if k.seq == seqStart {
 					nk.chars++
 				}
-				if nk.seq == seqStart && d.absorbsAll[n] {
-					lo = int(hi) + 1
+				if nk.seq == seqStart && d.states[n].absorbs {
 					continue // proven before: whatever follows is absorbed
 				}
-				seen := nk
+				sk := nk
 				if maxChars < 0 {
-					seen.chars = 0 // the state alone decides what follows
+					sk.chars = 0 // the state alone decides what follows
 				}
-				if !d.absorbSeen[seen] {
-					if len(d.absorbSeen) >= absorbLimit {
+				if !seen.Has(sk.key()) {
+					if seen.Len() >= absorbLimit {
 						return false, 0
 					}
 					if maxChars < 0 && nk.chars > absorbDepth {
 						return false, 0
 					}
-					d.absorbSeen[seen] = true
+					seen.Add(sk.key())
 					work = append(work, nk)
 				}
-				lo = int(hi) + 1
 			}
 		}
 	}
 	if maxChars < 0 {
 		for _, k := range work {
 			if k.seq == seqStart {
-				d.absorbsAll[k.s] = true
+				d.states[k.s].absorbs = true
 			}
 		}
 	}
 	return true, 0
 }
 
-// uniformTo returns the last byte up to hi such that every byte from lo
-// to it is matched by the same byte items of state s, and so leads to
-// the same state.
-func (d *LocalDFA) uniformTo(s int32, lo, hi byte) byte {
-	st := &d.states[s]
-	if st.cuts == nil {
-		var cuts []byte
-		for _, it := range st.items {
-			if in := &d.prog.Inst[it.pc]; in.Op == grammar.InstByte {
-				cuts = append(cuts, in.Lo)
-				if in.Hi < 0xFF {
-					cuts = append(cuts, in.Hi+1)
-				}
-			}
-		}
-		slices.Sort(cuts)
-		st.cuts = slices.Compact(cuts)
-		if st.cuts == nil {
-			st.cuts = []byte{} // computed, and empty
-		}
-	}
-	if lo == 0xFF {
-		return hi
-	}
-	// The first cut above lo ends the run.
-	if i, _ := slices.BinarySearch(st.cuts, lo+1); i < len(st.cuts) && st.cuts[i] <= hi {
-		return st.cuts[i] - 1
-	}
-	return hi
+// key packs a step of Absorbs into a keySet key.
+func (k absorbKey) key() uint64 {
+	return uint64(uint32(k.s))<<32 | uint64(k.seq)<<24 | uint64(uint32(k.chars)&0xFFFFFF)
 }

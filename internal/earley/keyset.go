@@ -85,5 +85,42 @@ func (s *keySet) grow() {
 	}
 }
 
+// Len returns the number of keys in the set.
+func (s *keySet) Len() int { return s.n }
+
 // Bytes returns the memory the set occupies.
 func (s *keySet) Bytes() int { return 16 * cap(s.slots) }
+
+// pcStamps is a set of instructions that empties in constant time, as
+// keySet does, but indexed by instruction: the parsers keep in one the
+// items of the set being built whose rule began at that set (the
+// predictions, most items), and in a keySet the others, which saves the
+// hashing of most lookups.
+type pcStamps struct {
+	gen []uint32 // per instruction: the generation that added it
+	cur uint32
+}
+
+// reset empties the set, for a program of n instructions.
+func (s *pcStamps) reset(n int) {
+	if len(s.gen) != n {
+		s.gen, s.cur = make([]uint32, n), 0
+	}
+	s.cur++
+	if s.cur == 0 { // wrapped: clear the stamps
+		clear(s.gen)
+		s.cur = 1
+	}
+}
+
+// add adds pc and reports whether it was new.
+func (s *pcStamps) add(pc uint32) bool {
+	if s.gen[pc] == s.cur {
+		return false
+	}
+	s.gen[pc] = s.cur
+	return true
+}
+
+// has reports whether pc is in the set.
+func (s *pcStamps) has(pc uint32) bool { return s.gen[pc] == s.cur }

@@ -54,8 +54,10 @@ type Parser struct {
 	cOff   []uint32
 	gcAt   int    // collect when cItems grows past this
 	ckeep  []bool // scratch for collect
-	// seen deduplicates the items of the set being built.
+	// seen and here deduplicate the items of the set being built: here
+	// those whose rule began at it, seen the others.
 	seen    keySet
+	here    pcStamps
 	buildAt uint32 // index of the set being built
 	kernel  []item // scratch for AdvanceToken
 	// The call-items keys of sets for ContextKey, from ctxTab: ctxLive
@@ -269,7 +271,7 @@ func (ps *Parser) collect() {
 func (ps *Parser) StateBytes() int {
 	const itemBytes = int(unsafe.Sizeof(item{}))
 	return itemBytes*(cap(ps.items)+cap(ps.calls)+cap(ps.cItems)+cap(ps.kernel)) +
-		4*(cap(ps.sets)+cap(ps.callAt)+cap(ps.cSet)+cap(ps.cOff)+cap(ps.ctxLive)+cap(ps.ctxCommitted)) + ps.seen.Bytes()
+		4*(cap(ps.sets)+cap(ps.callAt)+cap(ps.cSet)+cap(ps.cOff)+cap(ps.ctxLive)+cap(ps.ctxCommitted)+cap(ps.here.gen)) + ps.seen.Bytes()
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
@@ -316,6 +318,7 @@ func (ps *Parser) finish(start uint32) bool {
 func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
 	ps.seen.Reset()
+	ps.here.reset(len(ps.prog.Inst))
 	ps.left = ps.budget
 }
 
@@ -326,7 +329,11 @@ func (ps *Parser) add(pc, origin uint32) {
 		if in.Op == grammar.InstFail {
 			return
 		}
-		if !ps.seen.Add(uint64(pc)<<32 | uint64(origin)) {
+		if origin == ps.buildAt {
+			if !ps.here.add(pc) {
+				return
+			}
+		} else if !ps.seen.Add(uint64(pc)<<32 | uint64(origin)) {
 			return
 		}
 		if in.Op != grammar.InstSplit {
