@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
@@ -552,20 +553,34 @@ func (l *legacy) add(t decode.Token, offset int) {
 
 // addEcho adds the prompt's tokens: those nothing conditions (the first,
 // on a model without BOS) with a null logprob, as OpenAI's echo does.
-func (s *Server) addEcho(l *legacy, sr *decode.ScoreResult) int {
-	off := 0
+func (s *Server) addEcho(l *legacy, sr *decode.ScoreResult, off *textOffset) {
 	for _, text := range unscoredText(s.cfg.Backend.Vocab(), sr.Unscored) {
 		l.Tokens = append(l.Tokens, text)
 		l.TokenLogprobs = append(l.TokenLogprobs, nil)
 		l.TopLogprobs = append(l.TopLogprobs, nil)
-		l.TextOffset = append(l.TextOffset, off)
-		off += len(text)
+		l.TextOffset = append(l.TextOffset, off.next([]byte(text)))
 	}
 	for _, t := range sr.Tokens {
-		l.add(t, off)
-		off += len(t.Bytes)
+		l.add(t, off.next(t.Bytes))
 	}
-	return off
+}
+
+// textOffset counts characters, the unit of text_offset (OpenAI's and
+// vLLM's are indices into a string of characters, not bytes).
+type textOffset int
+
+// next returns where a token of bytes b begins, in characters of the
+// text before it, and moves past b. A token that continues a character
+// begun before it begins after that character.
+func (o *textOffset) next(b []byte) int {
+	at := int(*o)
+	for _, c := range b {
+		if !utf8.RuneStart(c) {
+			continue
+		}
+		*o++
+	}
+	return at
 }
 
 func newLegacy() *legacy {
@@ -650,18 +665,17 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		if withLogprobs {
 			lp = newLegacy()
 		}
-		off := 0
+		var off textOffset
 		if req.Echo {
 			text = j.prompt + text
 			if lp != nil && res.echoed != nil {
-				off = s.addEcho(lp, res.echoed)
+				s.addEcho(lp, res.echoed, new(textOffset))
 			}
-			off = len(j.prompt)
+			off = textOffset(utf8.RuneCountInString(j.prompt))
 		}
 		if lp != nil {
 			for _, tok := range res.tokens {
-				lp.add(tok, off)
-				off += len(tok.Bytes)
+				lp.add(tok, off.next(tok.Bytes))
 			}
 		}
 		var lpAny any
@@ -689,14 +703,13 @@ func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs 
 	}
 	usageChunk := func(u usage) any { return textChunk{head: h, Choices: []textChoice{}, Usage: &u} }
 	s.streamJobs(w, r, out, jobs, &u, includeUsage, usageChunk, func(j *job) *choiceStream {
-		off := 0
+		var off textOffset
 		cs := &choiceStream{hold: len(j.opts.Stop) > 0}
 		cs.write = func(text string, t *decode.Token) error {
 			var lp *legacy
 			if withLogprobs && t != nil {
 				lp = newLegacy()
-				lp.add(*t, off)
-				off += len(t.Bytes)
+				lp.add(*t, off.next(t.Bytes))
 			}
 			return out.send(chunk(j.index, text, lp, nil, nil))
 		}
@@ -707,9 +720,9 @@ func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs 
 				var lp *legacy
 				if withLogprobs && j.echoed != nil {
 					lp = newLegacy()
-					s.addEcho(lp, j.echoed)
+					s.addEcho(lp, j.echoed, new(textOffset))
 				}
-				off = len(j.prompt)
+				off = textOffset(utf8.RuneCountInString(j.prompt))
 				return out.send(chunk(j.index, j.prompt, lp, nil, nil))
 			}
 		}

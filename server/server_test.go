@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
@@ -505,4 +506,93 @@ func TestStreamEcho(t *testing.T) {
 	if want := out["choices"].([]any)[0].(map[string]any)["text"]; text.String() != want {
 		t.Errorf("streamed %q, unstreamed %q", text.String(), want)
 	}
+}
+
+// TestTextOffsetCountsCharacters: text_offset is an index into the
+// text's characters, as OpenAI's and vLLM's are, not its bytes; echoed
+// and generated tokens alike, with and without streaming.
+func TestTextOffsetCountsCharacters(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	const prompt = "Le café est là, the cat"
+	check := func(name, text string, toks []string, offs []int, content []any) {
+		t.Helper()
+		rs := []rune(text)
+		if len(offs) != len(toks) || len(content) != len(toks) {
+			t.Fatalf("%s: %d tokens, %d offsets, %d entries", name, len(toks), len(offs), len(content))
+		}
+		checked := 0
+		for i, e := range content {
+			var b []byte
+			for _, x := range e.(map[string]any)["bytes"].([]any) {
+				b = append(b, byte(x.(float64)))
+			}
+			if !utf8.Valid(b) || len(b) == 0 {
+				continue // a piece of a character: it has no index of its own
+			}
+			if offs[i] > len(rs) || !strings.HasPrefix(string(rs[offs[i]:]), string(b)) {
+				t.Errorf("%s: token %d %q at text_offset %d, where the text has %q", name, i, b, offs[i], string(rs[min(offs[i], len(rs)):]))
+			}
+			checked++
+		}
+		if checked < 3 {
+			t.Errorf("%s: only %d whole tokens", name, checked)
+		}
+	}
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "`+prompt+`", "max_tokens": 5, "temperature": 0, "echo": true, "logprobs": 1}`)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	ch := out["choices"].([]any)[0].(map[string]any)
+	lp := ch["logprobs"].(map[string]any)
+	var toks []string
+	var offs []int
+	for i, x := range lp["tokens"].([]any) {
+		toks = append(toks, x.(string))
+		offs = append(offs, int(lp["text_offset"].([]any)[i].(float64)))
+	}
+	check("echo", ch["text"].(string), toks, offs, lp["content"].([]any))
+	last := offs[len(offs)-1]
+	if want := utf8.RuneCountInString(prompt); last < want {
+		t.Errorf("the last generated token at %d, before the prompt's %d characters end", last, want)
+	}
+
+	// Streamed, the offsets run on across chunks.
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/completions", strings.NewReader(`{"prompt": "`+prompt+`", "max_tokens": 5, "temperature": 0, "echo": true, "logprobs": 1, "stream": true}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var text strings.Builder
+	var content []any
+	toks, offs = nil, nil
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Text     string `json:"text"`
+				Logprobs *struct {
+					Tokens     []string `json:"tokens"`
+					TextOffset []int    `json:"text_offset"`
+					Content    []any    `json:"content"`
+				} `json:"logprobs"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range chunk.Choices {
+			text.WriteString(c.Text)
+			if c.Logprobs != nil {
+				toks = append(toks, c.Logprobs.Tokens...)
+				offs = append(offs, c.Logprobs.TextOffset...)
+				content = append(content, c.Logprobs.Content...)
+			}
+		}
+	}
+	check("stream", text.String(), toks, offs, content)
 }

@@ -260,6 +260,28 @@ func TestEcho(t *testing.T) {
 	assert.ErrorIs(t, err, decode.ErrCannotScore)
 }
 
+// TestEchoBoundaryPastNonASCII: where the text begins after a prompt
+// with non-ASCII characters is found from the tokens' own bytes, whether
+// the server counts text_offset in characters (OpenAI, vLLM), in bytes,
+// or not at all.
+func TestEchoBoundaryPastNonASCII(t *testing.T) {
+	for name, offs := range map[string][]int{"characters": {0, 2, 6, 7, 11}, "bytes": {0, 2, 6, 8, 12}, "zeros": {0, 0, 0, 0, 0}} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+			assert.Equal(t, "Le café est", req["prompt"])
+			lp := map[string]any{"tokens": []string{"Le", " caf", "é", " est", "."}, "token_logprobs": []any{nil, -1.0, -2.0, -3.0, -0.5},
+				"top_logprobs": []any{nil, map[string]float64{" caf": -1}, map[string]float64{"é": -2}, map[string]float64{" est": -3}, map[string]float64{".": -0.5}},
+				"text_offset":  offs}
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": "Le café est.", "logprobs": lp, "finish_reason": "length"}}})
+			w.Write(b)
+		})
+		res, err := reins.New(backend(t, s.URL, openai.Options{Echo: true})).Score(context.Background(), " est", reins.ScoreOptions{Context: "Le café"})
+		require.NoError(t, err, name)
+		require.Len(t, res.Tokens, 1, name)
+		assert.Equal(t, " est", res.Tokens[0].Token, name)
+		assert.InDelta(t, -3, res.Sum, 1e-12, name)
+	}
+}
+
 // TestOpenAIFaults: what a server gets wrong is a clear error (or, for
 // a busy server, a correct retry), never tokens.
 func TestOpenAIFaults(t *testing.T) {

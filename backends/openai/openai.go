@@ -17,6 +17,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -570,15 +571,31 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
+	// Where each token begins: summed from the tokens' bytes when they
+	// spell the prompt and text (exact, whatever unit the server counts
+	// text_offset in), else text_offset in characters, as OpenAI and
+	// vLLM count it.
 	whole := prompt + text
-	start, end := utf8.RuneCountInString(prompt), utf8.RuneCountInString(whole)
+	offs, start, end := l.TextOffset, utf8.RuneCountInString(prompt), utf8.RuneCountInString(whole)
+	var spelled []byte
+	for _, t := range toks {
+		spelled = append(spelled, t.Bytes...)
+	}
+	if bytes.HasPrefix(spelled, []byte(whole)) {
+		offs, start, end = make([]int, len(toks)), len(prompt), len(whole)
+		at := 0
+		for i, t := range toks {
+			offs[i] = at
+			at += len(t.Bytes)
+		}
+	}
 	res := &decode.ScoreResult{}
 	for i, t := range toks {
-		off := l.TextOffset[i]
+		off := offs[i]
 		switch {
 		case off >= end:
 			continue // generated, not echoed
-		case off < start && (i+1 >= len(toks) || l.TextOffset[i+1] <= start):
+		case off < start && (i+1 >= len(toks) || offs[i+1] <= start):
 			res.Unscored = append(res.Unscored, t.ID)
 			continue
 		case i == 0:
