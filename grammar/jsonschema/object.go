@@ -511,15 +511,38 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		at[set] = len(c.g.Rules)
 		after[set] = c.rule(grammar.Alt())
 	}
-	for set := range full + 1 {
+	// The members not tracked (and additional ones) lead back to the same
+	// set: one shared rule of them all.
+	var free []*grammar.Node
+	for k := range idx {
+		if bit[k] == 0 {
+			free = append(free, memberRule[k])
+		}
+	}
+	if o.more != nil {
+		free = append(free, o.more)
+	}
+	var anyFree *grammar.Node
+	if len(free) > 0 {
+		anyFree = c.ruleAt(grammar.Alt(free...), ptr)
+	}
+	// next is what may come after a separator (or the opening) in set.
+	next := func(set uint) []*grammar.Node {
 		var alts []*grammar.Node
 		for k := range idx {
-			if set&bit[k] == 0 || bit[k] == 0 {
-				alts = append(alts, grammar.Seq(sep, memberRule[k], after[set|bit[k]]))
+			if bit[k] != 0 && set&bit[k] == 0 {
+				alts = append(alts, grammar.Seq(memberRule[k], after[set|bit[k]]))
 			}
 		}
-		if o.more != nil {
-			alts = append(alts, grammar.Seq(sep, o.more, after[set]))
+		if anyFree != nil {
+			alts = append(alts, grammar.Seq(anyFree, after[set]))
+		}
+		return alts
+	}
+	for set := range full + 1 {
+		var alts []*grammar.Node
+		if n := next(set); len(n) > 0 {
+			alts = append(alts, grammar.Seq(sep, grammar.Alt(n...)))
 		}
 		if canEnd(set) {
 			alts = append(alts, l.close)
@@ -527,11 +550,8 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
 	}
 	var first []*grammar.Node
-	for k := range idx {
-		first = append(first, grammar.Seq(l.open, memberRule[k], after[bit[k]]))
-	}
-	if o.more != nil {
-		first = append(first, grammar.Seq(l.open, o.more, after[0]))
+	if n := next(0); len(n) > 0 {
+		first = append(first, grammar.Seq(l.open, grammar.Alt(n...)))
 	}
 	if canEnd(0) && !o.nonEmpty {
 		first = append(first, l.empty)
