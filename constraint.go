@@ -2,15 +2,14 @@ package reins
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
@@ -18,6 +17,7 @@ import (
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/grammar/regex"
 	"github.com/reins-go/reins/internal/earley"
+	"github.com/reins-go/reins/internal/fileread"
 	"github.com/reins-go/reins/vocab"
 )
 
@@ -46,6 +46,10 @@ type Constraint struct {
 // Warnings are what compiling the constraint noticed but did not refuse
 // (a GBNF rule that matches nothing, say).
 func (c *Constraint) Warnings() []string { return c.prog.Warnings }
+
+// Schema returns the JSON Schema a JSONSchema or JSONSchemaFile
+// constraint was compiled from, as given (a copy); nil for others.
+func (c *Constraint) Schema() json.RawMessage { return bytes.Clone(c.schema) }
 
 // String says what the constraint is.
 func (c *Constraint) String() string { return c.desc }
@@ -235,29 +239,9 @@ func JSONSchemaFile(path string, opts *JSONOptions) (*Constraint, error) {
 // readSource reads a grammar or schema file the caller named: a regular
 // file of at most MaxSourceBytes.
 func readSource(path string) ([]byte, error) {
-	if path == "" {
-		return nil, errors.New("reins: empty file name")
-	}
-	// Opened without blocking, so that a named pipe is refused below
-	// rather than waited on.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	src, err := fileread.Read(path, MaxSourceBytes)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	src, err := io.ReadAll(io.LimitReader(f, MaxSourceBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(src) > MaxSourceBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxSourceBytes)
+		return nil, fmt.Errorf("reins: %w", err)
 	}
 	return src, nil
 }

@@ -48,9 +48,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/reins-go/reins"
@@ -112,28 +110,7 @@ func NewFile(m *reins.Model, path string, opts *Options) (*Extractor, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := readSchema(path)
-	if err != nil {
-		return nil, err
-	}
-	return newExtractor(m, c, src, o)
-}
-
-// readSchema reads a regular file of at most reins.MaxSourceBytes.
-func readSchema(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, reins.MaxSourceBytes+1))
-	if err == nil && len(b) > reins.MaxSourceBytes {
-		err = fmt.Errorf("%s: larger than %d bytes", path, reins.MaxSourceBytes)
-	}
-	return b, err
+	return newExtractor(m, c, c.Schema(), o) // the schema as compiled: the file is read once
 }
 
 func options(opts *Options) Options {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/reins-go/reins/internal/fileread"
 )
 
 // Document is one input: an ID that names it in the output, and its
@@ -100,7 +102,7 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 	if len(docs) >= MaxDocuments {
 		return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
 	}
-	f, err := os.Open(path)
+	f, err := fileread.Open(path)
 	if err != nil {
 		return append(docs, Document{ID: path, Err: err}), nil
 	}
@@ -108,12 +110,10 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 	if strings.HasSuffix(path, ".jsonl") {
 		return readJSONL(docs, path, f, o)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	b, err := fileread.ReadAll(f, "the document", MaxDocumentBytes)
 	switch {
 	case err != nil:
 		return append(docs, Document{ID: path, Err: err}), nil
-	case len(b) > MaxDocumentBytes:
-		return append(docs, Document{ID: path, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes)}), nil
 	case !utf8.Valid(b):
 		return append(docs, Document{ID: path, Err: errors.New("not UTF-8 text")}), nil
 	}

@@ -2,9 +2,6 @@ package program
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/reins-go/reins/internal/fileread"
 )
 
 // Bounds on a template. A template is written by hand; these keep a
@@ -112,7 +110,7 @@ type ParseOptions struct {
 // ParseFile reads a template from path (at most MaxTemplateBytes) and
 // parses it; grammar= and schema= files are read from path's folder.
 func ParseFile(path string) (*Program, error) {
-	src, err := readBounded(path, MaxTemplateBytes)
+	src, err := fileread.Read(path, MaxTemplateBytes)
 	if err != nil {
 		return nil, &Error{Pos: Pos{File: path}, Kind: KindFile, Msg: "read the template", Err: err}
 	}
@@ -200,34 +198,6 @@ func posAt(name, src string, off int) Pos {
 		}
 	}
 	return p
-}
-
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readOpen(f, limit)
-}
-
-func readOpen(f *os.File, limit int64) ([]byte, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return b, nil
 }
 
 // standalone removes the lines that hold only a comment or a block tag

@@ -16,6 +16,7 @@ import (
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/grammar/regex"
+	"github.com/reins-go/reins/internal/fileread"
 )
 
 // DefaultGenTokens is a gen's budget when it sets no max_tokens.
@@ -340,7 +341,7 @@ func (c *checker) readFile(g *Gen, what, name string) ([]byte, error) {
 		return nil, fail(err)
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := fileread.OpenIn(root, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail(errors.New("no such file in the template's folder"))
@@ -348,7 +349,7 @@ func (c *checker) readFile(g *Gen, what, name string) ([]byte, error) {
 		return nil, fail(err)
 	}
 	defer f.Close()
-	b, err := readOpen(f, MaxFileBytes)
+	b, err := fileread.ReadAll(f, name, MaxFileBytes)
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -12,10 +12,12 @@ import (
 
 	"time"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/backends/llama"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
+	"github.com/reins-go/reins/internal/fileread"
 	"github.com/reins-go/reins/internal/pyjson"
 )
 
@@ -44,7 +46,7 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	}
 	runtime.GOMAXPROCS(1)
 	quietLlama(false)
-	src, err := os.ReadFile(*grammarFile)
+	src, err := fileread.Read(*grammarFile, reins.MaxSourceBytes)
 	if err != nil {
 		return err
 	}
@@ -83,7 +85,7 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	for fi, f := range files {
 		fmt.Fprintf(stderr, "\r%d/%d files, %d instances, %d tokens", fi+1, len(files), instances, tokens)
-		raw, err := os.ReadFile(f)
+		raw, err := fileread.Read(f, maxBenchFile)
 		if err != nil {
 			return err
 		}

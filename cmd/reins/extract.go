@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/reins-go/reins/extract"
+	"github.com/reins-go/reins/internal/fileread"
 )
 
 // maxConcurrency bounds --concurrency (llama.cpp's sequences).
@@ -58,7 +59,7 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 	}
 	opts := &extract.Options{Temperature: *temp, Seed: *seed, MaxTokens: *maxTokens}
 	if *instructions != "" {
-		b, err := readSmall(*instructions, extract.MaxDocumentBytes)
+		b, err := fileread.Read(*instructions, extract.MaxDocumentBytes)
 		if err != nil {
 			return usagef("--instructions: %v", err)
 		}
@@ -118,21 +119,4 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 		return errors.New("some documents failed; their errors are in the output")
 	}
 	return nil
-}
-
-// readSmall reads a regular file of at most limit bytes.
-func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		err = fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return b, err
 }

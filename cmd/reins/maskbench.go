@@ -20,6 +20,7 @@ import (
 	"github.com/reins-go/reins/backends/llama"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
+	"github.com/reins-go/reins/internal/fileread"
 	"github.com/reins-go/reins/internal/pyjson"
 	"github.com/reins-go/reins/vocab"
 )
@@ -51,6 +52,9 @@ type maskbenchResult struct {
 
 // cmdMaskbench runs the MaskBench protocol (../shared/README.md) with
 // reins' JSON Schema compiler.
+// maxBenchFile bounds a MaskBench file: a schema and its test instances.
+const maxBenchFile = 64 << 20
+
 func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("maskbench", flag.ContinueOnError)
 	vocabPath := fs.String("vocab", "../shared/vocab/ggml-vocab-llama-bpe.gguf", "GGUF vocabulary (MaskBench uses Llama-3's)")
@@ -219,7 +223,7 @@ func maskbenchOne(path string, eng maskEngine, v *vocab.Vocab, tok *llama.Tokeni
 		r.Status, r.StrictStatus, r.Error = status, status, msg
 		return r
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := fileread.Read(path, maxBenchFile)
 	if err != nil {
 		return fail("compile_error", err.Error())
 	}

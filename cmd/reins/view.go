@@ -6,16 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/internal/fileread"
 	"github.com/reins-go/reins/view"
 )
 
 // htmlFlag registers --html FILE on a command whose output the viewer
 // can show (generate, score, run, extract).
+// maxViewInput bounds what view reads: a response or page JSON.
+const maxViewInput = 256 << 20
+
 func htmlFlag(fs *flag.FlagSet) *string {
 	return fs.String("html", "", "also write a self-contained HTML page of the tokens and their probabilities to this file (see reins view)")
 }
@@ -72,9 +75,9 @@ with logprobs), or a view.Page ({"segments": [...], "captures": [...]}).`)
 	}
 	var data []byte
 	if pos[0] == "-" {
-		data, err = io.ReadAll(io.LimitReader(stdin, 256<<20))
+		data, err = fileread.ReadAll(stdin, "standard input", maxViewInput)
 	} else {
-		data, err = os.ReadFile(pos[0])
+		data, err = fileread.Read(pos[0], maxViewInput)
 	}
 	if err != nil {
 		return err
