@@ -2,6 +2,7 @@ package automaton
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -38,6 +39,8 @@ type Automaton struct {
 	// build serialises the computing of new state masks, which grows dfa.
 	build sync.Mutex
 	dfa   *earley.LocalDFA
+	walk  dfaWalk // under build
+	memo  walkMemo
 	// contexts keys whole parse states (at most maxContexts); cdDone
 	// caches, under mu, the context-dependent tokens a whole state allows
 	// (a state recurs at every character of a string, say), up to
@@ -57,10 +60,35 @@ const (
 )
 
 // stateMask is what a parser state allows, as far as it can be known
-// from the state alone.
+// from the state alone: the tokens accepted in any context, kept as the
+// smaller of a list and a bitset (XGrammar's choice), and those left to
+// check against the actual context (cd).
 type stateMask struct {
-	acc []uint32  // accepted in any context
-	cd  *subtrees // to check against the actual context
+	base []uint32 // a text slice's tokens (shared by every state that takes it), or nil
+	toks []int32  // the other accepted tokens, when they are few
+	bits []uint32 // every accepted token, when they are many (then base and toks are nil)
+	cd   *subtrees
+}
+
+// denseAt is the number of listed tokens from which a state keeps a
+// bitset instead: setting that many bits one by one costs about what
+// copying a Llama-3-sized bitset does, and the list is then a quarter
+// of its size.
+const denseAt = 1024
+
+// fill writes the accepted tokens over mask.
+func (e *stateMask) fill(mask []uint32) {
+	switch {
+	case e.bits != nil:
+		clear(mask[copy(mask, e.bits):])
+	case e.base != nil:
+		clear(mask[copy(mask, e.base):])
+	default:
+		clear(mask)
+	}
+	for _, t := range e.toks {
+		mask[t/32] |= 1 << (t % 32)
+	}
 }
 
 // stateMask returns the cached masks of the matcher's current state,
@@ -82,8 +110,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	if e != nil { // computed while this goroutine waited
 		return e, sigBuf
 	}
-	e = &stateMask{acc: make([]uint32, MaskWords(a.vocab.Len()))}
-	var cd []int32
+	e = &stateMask{}
 	s0 := a.dfa.Start(p)
 	walk := a.trie
 	refused := 0 // a length of plain text that s0 refuses some of; 0 unknown
@@ -93,7 +120,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 		}
 		ok, r := a.dfa.AbsorbsOrRefuses(s0, plainASCII, sl.maxChars)
 		if ok {
-			copy(e.acc, sl.bits)
+			e.base = sl.bits
 			walk = sl.rest
 			break
 		}
@@ -101,9 +128,21 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 			refused = r
 		}
 	}
-	walk.walkDFA(a.dfa, s0, func(tok int32) { e.acc[tok/32] |= 1 << (tok % 32) }, func(node int32) { cd = append(cd, node) })
-	if len(cd) > 0 {
-		e.cd = &subtrees{t: walk, roots: cd}
+	w := &a.walk
+	w.t, w.acc, w.cd = walk, w.acc[:0], w.cd[:0]
+	w.run(s0)
+	if len(w.acc) < denseAt {
+		e.toks = slices.Clone(w.acc)
+	} else {
+		e.bits = make([]uint32, MaskWords(a.vocab.Len()))
+		copy(e.bits, e.base)
+		for _, t := range w.acc {
+			e.bits[t/32] |= 1 << (t % 32)
+		}
+		e.base = nil
+	}
+	if len(w.cd) > 0 {
+		e.cd = &subtrees{t: walk, roots: slices.Clone(w.cd)}
 	}
 	a.mu.Lock()
 	if a.masks == nil {
@@ -126,6 +165,7 @@ func (a *Automaton) CachedStates() int {
 // that names no token of v is an error.
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog)}
+	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.contexts.Max = maxContexts
 	t.spellSingles(func(b byte) { a.singles[b>>6] |= 1 << (b & 63) })
 	for _, id := range v.EOG() {

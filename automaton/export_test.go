@@ -1,7 +1,22 @@
 package automaton
 
-import "github.com/reins-go/reins/internal/earley"
+import (
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
+)
 
 // Parser exposes a matcher's byte-level parser to benchmarks that place
 // it inside a string or a number without tokens.
 func (m *Matcher) Parser() *earley.Parser { return m.p }
+
+// Prog and Trie give benchmarks what a new automaton on the same grammar
+// and vocabulary needs.
+func (a *Automaton) Prog() *grammar.Prog { return a.prog }
+func (a *Automaton) Trie() *Trie         { return a.trie }
+
+// WithoutMemo makes the automaton walk every subtree itself, for tests
+// that compare its masks with the memo's.
+func (a *Automaton) WithoutMemo() { a.walk.memo = nil }
+
+// MemoEntries returns how many subtree walks the memo holds.
+func (a *Automaton) MemoEntries() int { return len(a.memo.m) }

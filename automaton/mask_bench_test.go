@@ -42,17 +42,9 @@ func BenchmarkMaskJSONLlama3(b *testing.B) {
 	}
 }
 
-// BenchmarkWalkJSONLlama3 walks a JSON document token by token, a mask
-// and an Advance per token, with a reused matcher: in steady state it
-// allocates nothing.
-func BenchmarkWalkJSONLlama3(b *testing.B) {
-	v, a := jsonLlama3(b)
-	// Tokens: the trie's longest text tokens that fit, greedily (no
-	// tokenizer is needed to exercise the walk).
-	doc := `{"name": "reins", "tags": ["go", "llm", "grammar"], "size": {"w": 12, "h": 3.5e2}, "ok": true, "nested": {"a": {"b": {"c": [1, 2, 3]}}}}`
-	for range 5 {
-		doc = doc[:len(doc)-1] + `, "more": ` + doc + `}`
-	}
+// greedyTokens splits doc into the vocabulary's longest normal tokens
+// that fit, left to right (no tokenizer is needed to exercise a walk).
+func greedyTokens(v *vocab.Vocab, doc string) []int {
 	var toks []int
 	for rest := []byte(doc); len(rest) > 0; {
 		best, bestLen := -1, 0
@@ -65,6 +57,44 @@ func BenchmarkWalkJSONLlama3(b *testing.B) {
 		toks = append(toks, best)
 		rest = rest[bestLen:]
 	}
+	return toks
+}
+
+// BenchmarkColdWalkJSONLlama3 walks a JSON document token by token on a
+// new automaton each time, so that every state's mask is computed: the
+// cost MaskBench sees, where a schema's few test instances visit most
+// states once.
+func BenchmarkColdWalkJSONLlama3(b *testing.B) {
+	v, a := jsonLlama3(b)
+	toks := greedyTokens(v, `{"name": "reins", "tags": ["go", "llm", "grammar"], "size": {"w": 12, "h": 3.5e2}, "ok": true, "nested": {"a": {"b": {"c": [1, 2, 3]}}}, "text": "The quick brown fox jumps over the lazy dog."}`)
+	prog, trie := a.Prog(), a.Trie()
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	b.ReportMetric(float64(len(toks)), "tokens/op")
+	for b.Loop() {
+		a, err := automaton.New(prog, v, trie)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := a.NewMatcher()
+		for _, tok := range toks {
+			m.FillMask(mask)
+			if err := m.Advance(tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkWalkJSONLlama3 walks a JSON document token by token, a mask
+// and an Advance per token, with a reused matcher: in steady state it
+// allocates nothing.
+func BenchmarkWalkJSONLlama3(b *testing.B) {
+	v, a := jsonLlama3(b)
+	doc := `{"name": "reins", "tags": ["go", "llm", "grammar"], "size": {"w": 12, "h": 3.5e2}, "ok": true, "nested": {"a": {"b": {"c": [1, 2, 3]}}}}`
+	for range 5 {
+		doc = doc[:len(doc)-1] + `, "more": ` + doc + `}`
+	}
+	toks := greedyTokens(v, doc)
 	m := a.NewMatcher()
 	mask := make([]uint32, automaton.MaskWords(v.Len()))
 	walk := func() {

@@ -60,7 +60,7 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	}
 	var e *stateMask
 	e, m.sig = m.a.stateMask(m.p, m.sig)
-	clear(mask[copy(mask, e.acc):])
+	e.fill(mask)
 	if e.cd != nil {
 		// The walk parses each context-dependent token: its work is
 		// bounded, so that an ambiguous grammar fails the step instead of
@@ -167,13 +167,16 @@ func (m *Matcher) text(t int) []byte {
 	return v.Bytes(t)
 }
 
-// record counts an advanced token that began at parser length at, keeps
-// the last RestoreWindow boundaries, and commits the parser up to the
-// oldest.
+// record counts an advanced token that began at parser length at, and
+// keeps the boundaries of at least the last RestoreWindow tokens. It
+// commits the parser in batches: once twice the window is kept, up to
+// the window's oldest boundary. A commit moves every live set, so
+// committing at each token would move the window's sets at each token.
 func (m *Matcher) record(at int) {
 	m.bounds = append(m.bounds, int32(at))
 	m.n++
-	if extra := len(m.bounds) - RestoreWindow; extra > 0 {
+	if len(m.bounds) >= 2*RestoreWindow {
+		extra := len(m.bounds) - RestoreWindow
 		m.p.CommitTo(int(m.bounds[extra]))
 		m.bounds = append(m.bounds[:0], m.bounds[extra:]...)
 	}
@@ -217,7 +220,7 @@ func (m *Matcher) Snapshot() int { return m.n }
 // to keep an older state.
 func (m *Matcher) Restore(mark int) {
 	back := m.n - mark
-	if mark < 0 || back < 0 || back > len(m.bounds) {
+	if mark < 0 || back < 0 || back > len(m.bounds) || back > RestoreWindow {
 		panic(fmt.Sprintf("automaton: Restore(%d) with %d tokens advanced: a matcher restores at most %d tokens back (Clone it to keep older states)", mark, m.n, RestoreWindow))
 	}
 	if back == 0 {

@@ -198,31 +198,159 @@ type byteWalker interface {
 	Pop(n int)
 }
 
-// walkDFA walks the trie with a parser's local automaton from state s0
+// dfaWalk walks a trie with a parser's local automaton from a state s0
 // and sorts tokens into those it accepts (acc) and those whose fate
 // depends on context below s0's step: the subtrees refused only after
-// the walk reached the end of a rule that began earlier, reported by
-// their root node (cd).
-func (t *Trie) walkDFA(d *earley.LocalDFA, s0 int32, acc func(tok int32), cd func(node int32)) {
-	st := make([]int32, t.maxDepth+1)
-	tainted := make([]bool, t.maxDepth+1)
-	st[0] = s0
-	for p := 0; p < len(t.nodes); {
-		n := &t.nodes[p]
-		parent := int(n.depth) - 1
-		next, taint := d.Step(st[parent], n.b)
+// the walk reached the end of a rule that began before s0, by their
+// root nodes, in trie order (cd).
+//
+// With memo, a large subtree below an accepted node is taken from what
+// a walk of it from the canonical state found (LocalDFA.Canon): its
+// accepted tokens are accepted, its refusals before any rule ended
+// stand, and only its subtrees refused after a rule that began before
+// the node ended are walked again from the actual state. A string's
+// content, say, is walked once for all the places the string appears
+// (and its automaton's states are built once), instead of once for
+// each.
+type dfaWalk struct {
+	t       *Trie
+	d       *earley.LocalDFA
+	v       *vocab.Vocab
+	memo    *walkMemo // nil: walk everything
+	acc, cd []int32
+	// st[k] is the state after the first k bytes of the current path,
+	// negated when the walk there depends on context (tainted); state
+	// ids start at 0, so st holds id+1.
+	st []int32
+}
+
+// memoMin is the smallest subtree a walk takes from its memo: below
+// it, the lookup costs about what walking saves.
+const memoMin = 64
+
+// walkMemo holds, per trie node and canonical state, what a walk of
+// the node's subtree from that state found; toks bounds the tokens it
+// keeps (memoMax).
+type walkMemo struct {
+	m    map[memoKey]*subtreeWalk
+	toks int
+}
+
+// memoMax bounds the tokens an Automaton's walk memo keeps, so that a
+// long-lived automaton's memory stays bounded: past it, subtrees are
+// walked every time.
+const memoMax = 1 << 22
+
+type memoKey struct {
+	t     *Trie
+	node  int32
+	state int32
+}
+
+// subtreeWalk is what a walk of a subtree from a canonical state found:
+// the tokens it accepts, and the subtrees it refuses after a rule that
+// began before the state ended.
+type subtreeWalk struct {
+	acc, cd []int32
+}
+
+// run walks the whole trie from s0.
+func (w *dfaWalk) run(s0 int32) {
+	if cap(w.st) < w.t.maxDepth+1 {
+		w.st = make([]int32, w.t.maxDepth+1)
+	}
+	w.st = w.st[:w.t.maxDepth+1]
+	w.walk(0, len(w.t.nodes), 0, s0, false, w.memo != nil)
+}
+
+// walk walks nodes [from, to), whole subtrees whose parent is at depth
+// base, from state s, tainted when the path to it depends on context.
+func (w *dfaWalk) walk(from, to, base int, s int32, tainted, memo bool) {
+	st, d := w.st, w.d
+	if tainted {
+		st[base] = -(s + 1)
+	} else {
+		st[base] = s + 1
+	}
+	nodes, toks := w.t.nodes, w.t.toks
+	for p := from; p < to; {
+		n := &nodes[p]
+		parent := st[n.depth-1]
+		s, tainted := parent-1, false
+		if parent < 0 {
+			s, tainted = -parent-1, true
+		}
+		next, taint, ok := d.Peek(s, n.b)
+		if !ok {
+			next, taint = d.Step(s, n.b)
+		}
 		if next < 0 {
-			if tainted[parent] {
-				cd(int32(p))
+			if tainted {
+				w.cd = append(w.cd, int32(p))
 			}
 			p += int(n.size)
 			continue
 		}
-		st[parent+1], tainted[parent+1] = next, tainted[parent] || taint
-		for _, tok := range t.toks[n.tokStart:n.tokEnd] {
-			acc(tok)
+		for i := n.tokStart; i < n.tokEnd; i++ {
+			w.acc = append(w.acc, toks[i])
+		}
+		if tainted || taint {
+			st[n.depth] = -(next + 1)
+		} else {
+			if memo && n.size >= memoMin {
+				w.fromMemo(p, next)
+				p += int(n.size)
+				continue
+			}
+			st[n.depth] = next + 1
 		}
 		p++
+	}
+}
+
+// fromMemo walks the subtree below node p, reached untainted in state
+// x, from the memo of its canonical state's walk.
+func (w *dfaWalk) fromMemo(p int, x int32) {
+	n := &w.t.nodes[p]
+	c := w.d.Canon(x)
+	key := memoKey{w.t, int32(p), c}
+	m := w.memo.m[key]
+	if m == nil {
+		acc0, cd0 := len(w.acc), len(w.cd)
+		w.walk(p+1, p+int(n.size), int(n.depth), c, false, false)
+		m = &subtreeWalk{acc: slices.Clone(w.acc[acc0:]), cd: slices.Clone(w.cd[cd0:])}
+		w.acc, w.cd = w.acc[:acc0], w.cd[:cd0]
+		if w.memo.toks+len(m.acc)+len(m.cd) <= memoMax {
+			if w.memo.m == nil {
+				w.memo.m = map[memoKey]*subtreeWalk{}
+			}
+			w.memo.m[key] = m
+			w.memo.toks += len(m.acc) + len(m.cd) + 1
+		}
+	}
+	w.acc = append(w.acc, m.acc...)
+	if c == x { // the canonical walk is this one
+		w.cd = append(w.cd, m.cd...)
+		return
+	}
+	toks := w.t.toks
+	for _, r := range m.cd {
+		// Step from x to r's parent: the path that the canonical walk
+		// accepted, and so x accepts too, spelt by r's first token.
+		rn := &w.t.nodes[r]
+		s, tainted := x, false
+		for _, b := range w.v.Bytes(int(toks[rn.tokStart]))[n.depth : rn.depth-1] {
+			var taint bool
+			if s, taint = w.d.Step(s, b); s < 0 {
+				break // cannot happen (see Canon); if it did, the parser decides
+			}
+			tainted = tainted || taint
+		}
+		if s < 0 {
+			w.cd = append(w.cd, r)
+			continue
+		}
+		w.walk(int(r), int(r)+int(rn.size), int(rn.depth)-1, s, tainted, false)
 	}
 }
 
