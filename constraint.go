@@ -112,18 +112,19 @@ func Choice(options ...string) (*Constraint, error) {
 	return c, nil
 }
 
-// checkOptions refuses an empty list, an empty option and duplicates.
+// checkOptions refuses an empty list, an empty option and duplicates,
+// with an *OptionError.
 func checkOptions(options []string) error {
 	if len(options) == 0 {
-		return errors.New("reins: no options to choose from")
+		return &OptionError{Field: "options", Value: "[]", Want: "at least one option to choose from"}
 	}
 	seen := make(map[string]int, len(options))
 	for i, o := range options {
 		if o == "" {
-			return fmt.Errorf("reins: option %d is empty", i)
+			return &OptionError{Field: fmt.Sprintf("options[%d]", i), Value: `""`, Want: "a non-empty option"}
 		}
 		if j, dup := seen[o]; dup {
-			return fmt.Errorf("reins: option %d %q repeats option %d", i, o, j)
+			return &OptionError{Field: fmt.Sprintf("options[%d]", i), Value: fmt.Sprintf("%q", o), Want: fmt.Sprintf("an option different from options[%d]", j)}
 		}
 		seen[o] = i
 	}

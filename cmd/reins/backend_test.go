@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,7 +66,7 @@ func TestBackendUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"generate", "--backend", "vllm", "--model", "m", "x"},
 		{"generate", "--backend", "ollama", "x"},
-		{"generate", "--backend", "openai", "--model", "m", "--prefill", "sideways", "x"},
+		{"generate", "--backend", "openai", "--model", "m", "--chat-continue", "sideways", "x"},
 		{"generate", "--backend", "ollama", "--model", "m", "--server-option", "temperature=1", "x"},
 		{"generate", "--backend", "ollama", "--model", "m", "--header", "nocolon", "x"},
 		{"generate", "--backend", "openai", "--model", "m", "--url", "ftp://x", "x"},
@@ -74,4 +76,34 @@ func TestBackendUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, code, fmt.Sprint(args, stderr.String()))
 		assert.Empty(t, stdout.String())
 	}
+}
+
+// TestRunOnOllama: run --backend ollama fills a program's holes on the
+// server, the prompt written by the program (raw, no chat API).
+func TestRunOnOllama(t *testing.T) {
+	s, reqs := fakeOllama(t, " upon", " a", " time", ".")
+	tmpl := filepath.Join(t.TempDir(), "story.tmpl")
+	require.NoError(t, os.WriteFile(tmpl, []byte(`Once{{gen "rest" regex=" upon a time\\." max_tokens=8}}`), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--backend", "ollama", "--url", s.URL, "--model", "stories", "--json", tmpl}, nil, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	var res struct {
+		Text     string
+		Captures map[string]struct{ Value string }
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), stdout.String())
+	assert.Equal(t, "Once upon a time.", res.Text)
+	assert.Equal(t, " upon a time.", res.Captures["rest"].Value)
+	require.NotEmpty(t, *reqs)
+	assert.Equal(t, "Once", (*reqs)[0]["prompt"])
+	assert.Equal(t, true, (*reqs)[0]["raw"])
+
+	// Role blocks need a named chat format on a server.
+	roles := filepath.Join(t.TempDir(), "roles.tmpl")
+	require.NoError(t, os.WriteFile(roles, []byte("{{#user}}Hi{{/user}}{{#assistant}}{{gen \"a\" max_tokens=2}}{{/assistant}}"), 0o644))
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"run", "--backend", "ollama", "--url", s.URL, "--model", "stories", roles}, nil, &stdout, &stderr)
+	assert.Equal(t, exitUsage, code, stderr.String())
+	assert.Contains(t, stderr.String(), "--chat")
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/reins-go/reins"
@@ -30,6 +32,9 @@ type chosenOption struct {
 	// (approximate); Logprob an upper bound (see reins.Option).
 	TopK  bool `json:"top_k,omitempty"`
 	Bound bool `json:"bound,omitempty"`
+	// Tokens are the option's tokens with their logprobs (and
+	// --top-logprobs alternatives).
+	Tokens []reins.Token `json:"tokens"`
 }
 
 func cmdChoose(args []string, stdout, stderr io.Writer) error {
@@ -42,7 +47,9 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	then := fs.String("then", "", "text that follows every option and is scored with it")
 	temp := fs.Float64("temperature", 0, "0 picks the most probable option; above 0 samples one")
 	seed := fs.Uint64("seed", 0, "random seed for --temperature")
-	asJSON := fs.Bool("json", false, `print {"choice": ..., "options": [{"text", "logprob", "prob"}]}`)
+	topLogprobs := fs.Int("top-logprobs", 0, "alternatives to report per option token (with --json)")
+	heal := fs.Bool("heal", false, "take the prompt's last token back and score it spelled again with each option (a prompt ending in a space)")
+	asJSON := fs.Bool("json", false, `print {"choice": ..., "options": [{"text", "logprob", "prob", "tokens"}]}`)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins choose [flags] --option A --option B ... PROMPT\nEvery option is scored in full after PROMPT; the table lists them most probable first, the chosen one marked *.")
 		fs.PrintDefaults()
@@ -57,6 +64,12 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	if len(options) == 0 {
 		return usagef("choose needs options: --option A --option B ...")
 	}
+	if *topLogprobs < 0 {
+		return usagef("--top-logprobs %d: want a count ≥ 0", *topLogprobs)
+	}
+	if _, err := reins.Choice(options...); err != nil {
+		return optionFlagError(err)
+	}
 	m, err := mf.load(1)
 	if err != nil {
 		return err
@@ -64,9 +77,10 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	defer m.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	sel, err := m.Choose(ctx, pos[0], options, reins.ChooseOptions{Temperature: *temp, Seed: *seed, Then: *then})
+	sel, err := m.Choose(ctx, pos[0], options, reins.ChooseOptions{Temperature: *temp, Seed: *seed, Then: *then,
+		TopLogprobs: *topLogprobs, Heal: *heal})
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	order := make([]int, len(sel.Options))
 	for i := range order {
@@ -77,7 +91,7 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 		out := chooseJSON{Choice: sel.Choice}
 		for _, i := range order {
 			o := sel.Options[i]
-			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob, o.TopK, o.Bound})
+			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob, o.TopK, o.Bound, o.Tokens})
 		}
 		return json.NewEncoder(stdout).Encode(out)
 	}
@@ -104,4 +118,14 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "reins: the server returns only its top alternatives: each option was followed through them (approximate); ≤ marks an option that left them, its logprob an upper bound")
 	}
 	return nil
+}
+
+// optionFlagError turns the library's refusal of an option list
+// (options[i] empty, or a repeat) into a usage error about --option.
+func optionFlagError(err error) error {
+	var oe *reins.OptionError
+	if !errors.As(err, &oe) || !strings.HasPrefix(oe.Field, "options") {
+		return err
+	}
+	return usagef("--option %s: %s", oe.Value, strings.ReplaceAll(strings.ReplaceAll(oe.Want, "options[", "--option #"), "]", ""))
 }

@@ -26,6 +26,11 @@ func (s *listFlag) Set(v string) error { *s = append(*s, v); return nil }
 type choiceJSON struct {
 	Index        int    `json:"index"`
 	Text         string `json:"text"`
+	// Healed and Prefill: with --heal, the bytes taken back from the
+	// prompt that the tokens spell first; with --prefill, the output's
+	// given beginning, before Text.
+	Healed       string `json:"healed,omitempty"`
+	Prefill      string `json:"prefill,omitempty"`
 	FinishReason string `json:"finish_reason"`
 	Logprobs     struct {
 		Content []reins.Token `json:"content"`
@@ -47,7 +52,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	var mf modelFlags
 	mf.register(fs)
 	mf.registerServer(fs)
-	maxTokens := fs.Int("max-tokens", 128, "most tokens to generate")
+	maxTokens := fs.Int("max-tokens", reins.DefaultMaxTokens, "most tokens to generate")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	topP := fs.Float64("top-p", 0, "nucleus sampling: keep the most likely tokens up to this probability (0: off)")
 	topK := fs.Int("top-k", 0, "keep only the k most likely tokens (0: off)")
@@ -57,6 +62,8 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 1, "number of continuations, sharing the prompt")
 	asJSON := fs.Bool("json", false, "print one JSON object with text and logprobs")
 	html := htmlFlag(fs)
+	heal := fs.Bool("heal", false, "take the prompt's last token back and let the output spell it again (a prompt ending in a space)")
+	prefill := fs.String("prefill", "", "the output's beginning: the model continues it, the constraint starts past it, and it is printed first")
 	var stops listFlag
 	fs.Var(&stops, "stop", "stop at this string (repeatable); it is left out of the text")
 	var cf constraintFlags
@@ -82,7 +89,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 		return usagef("--max-tokens %d: want 1 to %d", *maxTokens, maxGenTokens)
 	}
 	opts := reins.Options{
-		MaxTokens: *maxTokens, Stop: stops, TopLogprobs: *topLogprobs,
+		MaxTokens: *maxTokens, Stop: stops, TopLogprobs: *topLogprobs, Heal: *heal, Prefill: *prefill,
 		Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP, Seed: *seed,
 	}
 	if err := (decode.SamplingOptions{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP}).Validate(); err != nil {
@@ -100,9 +107,10 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	prompt := pos[0]
 
-	if !*asJSON && *n == 1 && opts.Constraint == nil {
+	if !*asJSON && *n == 1 && opts.Constraint == nil && !opts.Heal {
 		// Stream the text as it comes.
 		s := m.Stream(ctx, prompt, opts)
+		fmt.Fprint(stdout, opts.Prefill)
 		for tok := range s.Tokens() {
 			fmt.Fprint(stdout, tok.Token)
 		}
@@ -123,17 +131,17 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*asJSON {
 		if *n == 1 {
-			fmt.Fprintln(stdout, cs[0].Text)
+			fmt.Fprintln(stdout, cs[0].Prefill+cs[0].Text)
 			return nil
 		}
 		for i, c := range cs {
-			fmt.Fprintf(stdout, "--- %d (%s, logprob %.3f)\n%s\n", i, c.FinishReason, c.Logprob(), c.Text)
+			fmt.Fprintf(stdout, "--- %d (%s, logprob %.3f)\n%s\n", i, c.FinishReason, c.Logprob(), c.Prefill+c.Text)
 		}
 		return nil
 	}
 	choices := make([]choiceJSON, len(cs))
 	for i, c := range cs {
-		choices[i] = choiceJSON{Index: i, Text: c.Text, FinishReason: c.FinishReason, Value: c.Value, Usage: c.Usage}
+		choices[i] = choiceJSON{Index: i, Text: c.Text, Healed: c.Healed, Prefill: c.Prefill, FinishReason: c.FinishReason, Value: c.Value, Usage: c.Usage}
 		choices[i].Logprobs.Content = c.Tokens
 		if choices[i].Logprobs.Content == nil {
 			choices[i].Logprobs.Content = []reins.Token{}

@@ -130,14 +130,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)), errors.As(err, new(grammarError)):
-		fmt.Fprintf(stderr, "reins: %v\n", err)
+		report(stderr, err)
 		return exitUsage
 	case errors.Is(err, errRejected):
 		return exitFailure
 	default:
-		fmt.Fprintf(stderr, "reins: %v\n", err)
+		report(stderr, err)
 		return exitFailure
 	}
+}
+
+// report prints err on stderr after the command's name, once: the
+// library's errors begin with "reins: " themselves.
+func report(stderr io.Writer, err error) {
+	fmt.Fprintf(stderr, "reins: %s\n", strings.TrimPrefix(err.Error(), "reins: "))
 }
 
 // parse parses flags that may come before or after the positional

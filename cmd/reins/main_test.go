@@ -159,7 +159,12 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "--schema", "", "x"}, 3, "--schema is empty"},
 		{[]string{"generate", "--regex", "a", "--json-value", "x"}, 3, "give one of"},
 		{[]string{"choose", "x"}, 3, "choose needs options"},
-		{[]string{"choose", "--option", "a", "--option", "a", "x"}, 1, "repeats option 0"},
+		{[]string{"choose", "--option", "a", "--option", "a", "x"}, 3, `--option "a": an option different from --option #0`},
+		{[]string{"choose", "--option", "a", "--option", "", "x"}, 3, `--option "": a non-empty option`},
+		{[]string{"choose", "--option", "a", "--top-logprobs", "-1", "x"}, 3, "--top-logprobs -1"},
+		{[]string{"generate", "--prefill", "x", "--heal", "a"}, 3, "--prefill"},
+		{[]string{"generate", "--regex", "[0-9]+", "--prefill", "x", "a"}, 3, "--prefill"},
+		{[]string{"run", "--backend", "ollama", "--model", "m", "--chat-continue", "last", "t.tmpl"}, 3, "flag provided but not defined: -chat-continue"},
 		{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
 		{[]string{"generate", "--model", "ollama:nosuchmodel", "x"}, 1, "nosuchmodel:latest not found"},
 		{[]string{"generate", ""}, 1, "empty prompt"},
@@ -173,6 +178,7 @@ func TestCLIErrors(t *testing.T) {
 			_, errOut, code := runCLI(t, tt.args...)
 			assert.Equal(t, tt.code, code)
 			assert.Contains(t, errOut, tt.want)
+			assert.NotContains(t, errOut, "reins: reins:", "the command's name once")
 		})
 	}
 }
@@ -340,4 +346,66 @@ func TestGenerateSchemaFilesAndRelax(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "which --relax left out of the grammar")
 	assert.Empty(t, out, "an invalid output never reaches stdout")
+}
+
+// TestGeneratePrefillAndHeal: --prefill is printed first and the
+// output continues it; --heal takes the prompt's last token back, and
+// the JSON says what each did.
+func TestGeneratePrefillAndHeal(t *testing.T) {
+	out, errOut, code := runCLI(t, "generate", "--max-tokens", "4", "--prefill", " the", "The cat sat on")
+	require.Equal(t, 0, code, errOut)
+	want, _, code := runCLI(t, "generate", "--max-tokens", "4", "The cat sat on the")
+	require.Equal(t, 0, code)
+	assert.Equal(t, " the"+want, out, "the prefill, then what follows prompt+prefill")
+
+	out, errOut, code = runCLI(t, "generate", "--json", "--max-tokens", "4", "--regex", "[0-9]{3}", "--prefill", "4", "x")
+	require.Equal(t, 0, code, errOut)
+	var c struct {
+		Text, Prefill string
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	assert.Equal(t, "4", c.Prefill)
+	assert.Regexp(t, "^[0-9]{2}$", c.Text)
+
+	out, errOut, code = runCLI(t, "generate", "--json", "--max-tokens", "3", "--heal", "The cat sat on ")
+	require.Equal(t, 0, code, errOut)
+	var h struct {
+		Healed   string
+		Logprobs struct{ Content []struct{ Token string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &h))
+	assert.Equal(t, " ", h.Healed)
+	require.NotEmpty(t, h.Logprobs.Content)
+	assert.Equal(t, " the", h.Logprobs.Content[0].Token, "the first token spans the healed space")
+}
+
+// TestChooseTokens: choose --json lists each option's tokens, with
+// --top-logprobs alternatives each.
+func TestChooseTokens(t *testing.T) {
+	out, errOut, code := runCLI(t, "choose", "--json", "--top-logprobs", "2", "--option", " sat", "--option", " ran", "The cat")
+	require.Equal(t, 0, code, errOut)
+	var sel struct {
+		Options []struct {
+			Text    string
+			Logprob float64
+			Tokens  []struct {
+				Token       string
+				Logprob     float64
+				TopLogprobs []any `json:"top_logprobs"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sel))
+	require.Len(t, sel.Options, 2)
+	for _, o := range sel.Options {
+		var spelled string
+		var sum float64
+		for _, tok := range o.Tokens {
+			spelled += tok.Token
+			sum += tok.Logprob
+			assert.Len(t, tok.TopLogprobs, 2)
+		}
+		assert.Equal(t, o.Text, spelled)
+		assert.InDelta(t, o.Logprob, sum, 1e-9)
+	}
 }

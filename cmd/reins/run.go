@@ -75,6 +75,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var mf modelFlags
 	mf.register(fs)
+	mf.registerRawServer(fs)
 	var vars varFlag
 	fs.Var(&vars, "var", "an input variable, name=value (repeat a name for a list, for {{#each name}})")
 	asJSON := fs.Bool("json", false, `print {"text": ..., "captures": {"name": {"value", "logprob", "prob", "tokens", ...}}}`)
@@ -112,23 +113,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return usagef("--chat: %v", err)
 		}
 	}
-	lm, err := mf.loadLlama(1)
+	m, err := runModel(&mf, p, opts)
 	if err != nil {
 		return err
 	}
-	var b decode.LogitsBackend = lm
-	if p.Roles() {
-		if opts.Chat == nil {
-			if opts.Chat, err = chat.For(lm); err != nil {
-				lm.Close()
-				return err
-			}
-		}
-		if opts.Chat.Special {
-			b = chat.SpecialTokens(lm, opts.Chat.Markers()...)
-		}
-	}
-	m := reins.New(b)
 	defer m.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -220,4 +208,34 @@ func writeRunJSON(w io.Writer, res *program.Result) error {
 	b.WriteString("}}\n")
 	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// runModel loads the model a program runs on. On a model in process, a
+// program with role blocks takes the model's chat format unless --chat
+// names one, and a format's special markers go in as their tokens; on a
+// server the markers go as text, which the server tokenizes.
+func runModel(mf *modelFlags, p *program.Program, opts *program.RunOptions) (*reins.Model, error) {
+	if mf.remote.remote() {
+		if p.Roles() && opts.Chat == nil {
+			return nil, usagef("the template has role blocks: name its chat format with --chat on a server (--backend %s)", mf.remote.backend)
+		}
+		return mf.load(1)
+	}
+	lm, err := mf.loadLlama(1)
+	if err != nil {
+		return nil, err
+	}
+	var b decode.LogitsBackend = lm
+	if p.Roles() {
+		if opts.Chat == nil {
+			if opts.Chat, err = chat.For(lm); err != nil {
+				lm.Close()
+				return nil, err
+			}
+		}
+		if opts.Chat.Special {
+			b = chat.SpecialTokens(lm, opts.Chat.Markers()...)
+		}
+	}
+	return reins.New(b), nil
 }
