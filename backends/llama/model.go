@@ -66,9 +66,13 @@ const (
 	DefaultKVCacheBytes = 256 << 20
 	// DefaultMaxSequences caps the default Sequences.
 	DefaultMaxSequences = 8
-	// SmallModelParams is the size below which Threads 0 means 1 thread:
-	// a model this small computes a token in tens of microseconds, less
-	// than llama.cpp takes to wake and join a second thread.
+	// SmallModelParams is the size below which Threads 0 means 1 thread.
+	// Below it a token takes a few milliseconds or less on one core, and
+	// a second thread costs more than it saves: ggml's threads meet at a
+	// barrier for every operation of the graph, which is slow when a
+	// thread waits for its core (another job running), and worse the
+	// smaller the model (BenchmarkThreads). From it on, each operation
+	// is long enough for a second core to pay when it is free.
 	SmallModelParams = 8_000_000
 	// maxThreadsCap is the most threads MaxThreads allows on any machine.
 	maxThreadsCap = 256
