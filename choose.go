@@ -69,6 +69,11 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 	if err := checkOptions(options); err != nil {
 		return nil, err
 	}
+	leave, err := m.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	scored, _, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
@@ -157,9 +162,6 @@ func (m *Model) scoreOptions(ctx context.Context, prompt string, options []strin
 // scoreOptionsText scores options on a server: exactly when it scores a
 // given text, else through its top alternatives.
 func (m *Model) scoreOptionsText(ctx context.Context, prompt string, options []string, then string, topN int) ([]Option, error) {
-	if err := m.checkOpen(); err != nil {
-		return nil, err
-	}
 	ps, ok := m.text.(decode.PromptScorer)
 	if !ok || !m.text.Capabilities().Echo {
 		return m.scoreOptionsTopK(ctx, prompt, options, then)

@@ -111,6 +111,11 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 	if n < 1 {
 		return nil, &OptionError{Field: "n", Value: fmt.Sprint(n), Want: "want at least 1 output"}
 	}
+	leave, err := m.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	if c := opts.Constraint; c != nil && c.options != nil {
 		return m.chooseN(ctx, prompt, c.options, n, opts)
 	}
@@ -150,9 +155,6 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 	for len(out) < n {
 		var cs []*decode.Completion
 		if m.text != nil {
-			if err := m.checkOpen(); err != nil {
-				return out, err
-			}
 			cs, err = decode.CompleteN(ctx, m.text, prompt, n, dopts)
 		} else {
 			l, lerr := m.lease(ctx, n-len(out))
@@ -361,6 +363,12 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 			return
 		}
 		s.ran = true
+		leave, err := s.m.enter()
+		if err != nil {
+			s.err = err
+			return
+		}
+		defer leave()
 		if s.opts.Heal {
 			s.err = &OptionError{Field: "Heal", Value: "true", Want: "not with Stream: use Generate"}
 			return
@@ -391,8 +399,6 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 			}
 			defer l.release()
 			b = l
-		} else if s.err = s.m.checkOpen(); s.err != nil {
-			return
 		}
 		ds := decode.Generate(s.ctx, b, s.prompt, dopts)
 		for t := range ds.Tokens() {

@@ -42,6 +42,8 @@ type Model struct {
 
 	closeMu sync.Mutex
 	closed  bool
+	closing chan struct{}  // closed when Close begins: calls waiting for a sequence give up
+	calls   sync.WaitGroup // the calls in progress, which Close waits for
 }
 
 // New returns a Model over backend b: a decode.LogitsBackend
@@ -58,6 +60,7 @@ func New(b decode.Backend) *Model {
 		m.text = b
 		m.n = 1 // Close waits for no sequences; calls go straight to the server
 	}
+	m.closing = make(chan struct{})
 	m.slots = make(chan int, m.n)
 	for s := range m.n {
 		m.slots <- s
@@ -91,17 +94,18 @@ func (m *Model) Capabilities() decode.Capabilities { return m.b.Capabilities() }
 func (m *Model) Backend() decode.Backend { return m.b }
 
 // Close waits for the calls in progress, then closes the backend.
-// Calls after Close return ErrClosed. It is safe to call more than once.
+// Calls after Close, and calls still waiting for a free sequence when it
+// begins, return ErrClosed. It is safe to call more than once.
 func (m *Model) Close() error {
 	m.closeMu.Lock()
-	defer m.closeMu.Unlock()
 	if m.closed {
+		m.closeMu.Unlock()
 		return nil
 	}
 	m.closed = true
-	for range m.n { // every slot back: no call in progress
-		<-m.slots
-	}
+	close(m.closing)
+	m.closeMu.Unlock()
+	m.calls.Wait()
 	if c, ok := m.b.(io.Closer); ok {
 		return c.Close()
 	}
@@ -115,22 +119,23 @@ func (m *Model) tokenTrie() *automaton.Trie {
 	return m.trie
 }
 
-// checkOpen returns ErrClosed after Close.
-func (m *Model) checkOpen() error {
+// enter begins a call that uses the backend: ErrClosed after Close,
+// else leave, which the call runs when it is done with the backend.
+// Close waits for every call that entered.
+func (m *Model) enter() (leave func(), err error) {
 	m.closeMu.Lock()
 	defer m.closeMu.Unlock()
 	if m.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
-	return nil
+	m.calls.Add(1)
+	return m.calls.Done, nil
 }
 
 // lease takes up to want free sequence slots, waiting for the first. The
-// lease is a decode.Backend over them; release gives them back.
+// lease is a decode.Backend over them; release gives them back. The
+// caller has entered.
 func (m *Model) lease(ctx context.Context, want int) (*lease, error) {
-	if err := m.checkOpen(); err != nil {
-		return nil, err
-	}
 	if m.logits == nil {
 		return nil, errors.New("reins: a server has no sequences to lease") // callers check first
 	}
@@ -140,6 +145,8 @@ func (m *Model) lease(ctx context.Context, want int) (*lease, error) {
 		l.seqs = append(l.seqs, s)
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-m.closing:
+		return nil, ErrClosed
 	}
 	for len(l.seqs) < want {
 		select {

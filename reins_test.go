@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -316,6 +318,103 @@ func TestClosedModel(t *testing.T) {
 	_, err = m.Score(context.Background(), "x", ScoreOptions{})
 	assert.ErrorIs(t, err, ErrClosed)
 }
+
+// TestCloseDuringCalls: Close waits for the calls in progress, on a
+// local model and on a server; calls waiting for a sequence, or begun
+// after, return ErrClosed; the backend is closed only once no call uses
+// it, and nothing hangs.
+func TestCloseDuringCalls(t *testing.T) {
+	local := &closeWatch{}
+	local.LogitsBackend = fixture.New().NewBackend()
+	tb := &fixture.TextBackend{B: fixture.New().NewBackend(), TopK: 5}
+	server := &closeWatchText{TextBackend: lockedText{mu: new(sync.Mutex), tb: tb}}
+	for name, c := range map[string]struct {
+		m      *Model
+		closed *atomic.Bool
+		used   *atomic.Int32
+	}{
+		"local":  {New(local), &local.closed, &local.afterClose},
+		"server": {New(server), &server.closed, &server.afterClose},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			var ok, refused atomic.Int32
+			for i := range 16 {
+				wg.Go(func() {
+					var err error
+					switch i % 3 {
+					case 0:
+						_, err = c.m.Generate(context.Background(), "The cat", Options{MaxTokens: 20, Temperature: 1, Seed: uint64(i)})
+					case 1:
+						_, err = c.m.Choose(context.Background(), "The cat", []string{" sat", " ran"}, ChooseOptions{})
+					default:
+						s := c.m.Stream(context.Background(), "The cat", Options{MaxTokens: 20})
+						for range s.Tokens() {
+						}
+						err = s.Err()
+					}
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case errors.Is(err, ErrClosed):
+						refused.Add(1)
+					default:
+						t.Errorf("call %d: %v", i, err)
+					}
+				})
+			}
+			time.Sleep(time.Millisecond)
+			done := make(chan error, 1)
+			go func() { done <- c.m.Close() }()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Close hung")
+			}
+			wg.Wait()
+			assert.True(t, c.closed.Load())
+			assert.Zero(t, c.used.Load(), "the backend was used after it was closed")
+			assert.Equal(t, int32(16), ok.Load()+refused.Load())
+			_, err := c.m.Generate(context.Background(), "x", Options{})
+			assert.ErrorIs(t, err, ErrClosed)
+		})
+	}
+}
+
+// closeWatch is a logits backend that counts its use after Close.
+type closeWatch struct {
+	decode.LogitsBackend
+	closed     atomic.Bool
+	afterClose atomic.Int32
+}
+
+func (w *closeWatch) Eval(ctx context.Context, reqs []decode.EvalRequest) error {
+	if w.closed.Load() {
+		w.afterClose.Add(1)
+	}
+	time.Sleep(100 * time.Microsecond) // calls overlap Close
+	return w.LogitsBackend.Eval(ctx, reqs)
+}
+
+func (w *closeWatch) Close() error { w.closed.Store(true); return nil }
+
+// closeWatchText is the same for a server.
+type closeWatchText struct {
+	decode.TextBackend
+	closed     atomic.Bool
+	afterClose atomic.Int32
+}
+
+func (w *closeWatchText) Continue(ctx context.Context, req decode.TextRequest) (*decode.TextResponse, error) {
+	if w.closed.Load() {
+		w.afterClose.Add(1)
+	}
+	time.Sleep(100 * time.Microsecond)
+	return w.TextBackend.Continue(ctx, req)
+}
+
+func (w *closeWatchText) Close() error { w.closed.Store(true); return nil }
 
 func TestTypedErrors(t *testing.T) {
 	_, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}`), nil)

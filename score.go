@@ -23,10 +23,12 @@ type ScoreResult = decode.ScoreResult
 // On a server it asks the server to score the text (Capabilities().Echo);
 // one that cannot gives decode.ErrCannotScore.
 func (m *Model) Score(ctx context.Context, text string, opts ScoreOptions) (*ScoreResult, error) {
+	leave, err := m.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	if m.text != nil {
-		if err := m.checkOpen(); err != nil {
-			return nil, err
-		}
 		return decode.Score(ctx, m.text, text, opts)
 	}
 	l, err := m.lease(ctx, 1)

@@ -152,7 +152,7 @@ func ScoreTokens(ctx context.Context, b LogitsBackend, prefix, tokens []int, top
 	}
 	res := &ScoreResult{Unscored: all[:nUnscored:nUnscored]}
 	nl := b.NumLogits()
-	logits := make([]float32, scoreWindow*nl)
+	logits := make([]float32, min(scoreWindow, len(all)-nUnscored)*nl) // one row per scored token, a window at a time
 	lp := make([]float32, nl)
 	var top []int
 	// Row r of a window starting at position s predicts all[s+r+1].
