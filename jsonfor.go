@@ -2,14 +2,19 @@ package reins
 
 import (
 	"bytes"
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // JSONFor returns the constraint of JSON values that decode into a T
@@ -19,8 +24,9 @@ import (
 //   - struct fields by their json tag names, in field order (outputs
 //     write them in that order); fields without omitempty are required,
 //     with omitempty optional; no other keys; embedded structs are
-//     flattened as encoding/json does; "-" and unexported fields are
-//     left out;
+//     flattened and fields that share a name resolved as encoding/json
+//     does (the shallowest wins; at one depth the only tagged one, else
+//     none); "-" and unexported fields are left out;
 //   - bool, string, float32 and float64 (finite, in range), every integer
 //     type within its range (an int8 is in [-128, 127]), so that decoding
 //     never overflows;
@@ -32,7 +38,8 @@ import (
 //     value), minimum=N, maximum=N, exclusiveMinimum=N,
 //     exclusiveMaximum=N, minLength=N, maxLength=N, pattern=RE,
 //     format=NAME, minItems=N, maxItems=N, title=T, description=D, with
-//     `\,` for a comma inside a value.
+//     `\,` for a comma inside a value. A bound narrows the type's range,
+//     never widens it.
 //
 // Other types (channels, functions, complex numbers, maps with other
 // keys, types with their own UnmarshalJSON) and unknown tag keys are
@@ -152,7 +159,7 @@ func (r *reflector) schema(t reflect.Type, at string) (object, error) {
 		return object{{"type", "integer"}, {"minimum", json.Number(strconv.FormatInt(math.MinInt64>>(64-bits), 10))},
 			{"maximum", json.Number(strconv.FormatInt(math.MaxInt64>>(64-bits), 10))}}, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return object{{"type", "integer"}, {"minimum", 0},
+		return object{{"type", "integer"}, {"minimum", json.Number("0")},
 			{"maximum", json.Number(strconv.FormatUint(math.MaxUint64>>(64-t.Bits()), 10))}}, nil
 	case reflect.Float32:
 		return object{{"type", "number"}, {"minimum", json.Number("-3.4028234663852886e38")}, {"maximum", json.Number("3.4028234663852886e38")}}, nil
@@ -203,12 +210,10 @@ func (r *reflector) schema(t reflect.Type, at string) (object, error) {
 func (r *reflector) structRef(t reflect.Type) (object, error) {
 	name, ok := r.defs[t]
 	if !ok {
-		name = t.Name()
-		if name == "" {
-			name = "struct"
-		}
+		base := defName(t)
+		name = base
 		for n := 2; r.taken(name); n++ {
-			name = fmt.Sprintf("%s%d", t.Name(), n)
+			name = fmt.Sprintf("%s%d", base, n)
 		}
 		r.defs[t] = name
 		r.busy[t] = true
@@ -226,6 +231,22 @@ func (r *reflector) structRef(t reflect.Type) (object, error) {
 	return object{{"$ref", "#/$defs/" + name}}, nil
 }
 
+// defName names a struct type in $defs: its name, with what a JSON
+// pointer or a reader would trip on (a generic type's "[pkg/path.T]")
+// made underscores; "struct" for an anonymous struct.
+func defName(t reflect.Type) string {
+	name := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, t.Name())
+	if name == "" {
+		return "struct"
+	}
+	return name
+}
+
 func (r *reflector) taken(name string) bool {
 	for _, n := range r.defs {
 		if n == name {
@@ -238,31 +259,27 @@ func (r *reflector) taken(name string) bool {
 // structSchema derives an object schema from a struct's fields, as
 // encoding/json sees them.
 func (r *reflector) structSchema(t reflect.Type) (object, error) {
-	props := object{}
-	var required []string
-	seen := map[string]bool{}
-	err := r.fields(t, t.Name(), func(name string, f reflect.StructField, optional bool) error {
-		if seen[name] {
-			return nil // a shallower field of the same name wins, as in encoding/json
-		}
-		seen[name] = true
-		s, err := r.schema(f.Type, t.Name()+"."+f.Name)
-		if err != nil {
-			return err
-		}
-		if tag, ok := f.Tag.Lookup("jsonschema"); ok {
-			if s, err = withTag(s, f.Type, tag, t.Name()+"."+f.Name); err != nil {
-				return err
-			}
-		}
-		props = append(props, member{name, s})
-		if !optional {
-			required = append(required, name)
-		}
-		return nil
-	})
+	fields, err := jsonFields(t)
 	if err != nil {
 		return nil, err
+	}
+	props := object{}
+	var required []string
+	for _, f := range fields {
+		at := t.Name() + "." + f.Name
+		s, err := r.schema(f.Type, at)
+		if err != nil {
+			return nil, err
+		}
+		if tag, ok := f.Tag.Lookup("jsonschema"); ok {
+			if s, err = withTag(s, f.Type, tag, at); err != nil {
+				return nil, err
+			}
+		}
+		props = append(props, member{f.name, s})
+		if !f.optional {
+			required = append(required, f.name)
+		}
 	}
 	out := object{{"type", "object"}, {"properties", props}}
 	if len(required) > 0 {
@@ -271,48 +288,127 @@ func (r *reflector) structSchema(t reflect.Type) (object, error) {
 	return append(out, member{"additionalProperties", false}), nil
 }
 
-// fields calls fn for each field encoding/json decodes into, embedded
-// structs flattened, in order.
-func (r *reflector) fields(t reflect.Type, at string, fn func(name string, f reflect.StructField, optional bool) error) error {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				if err := r.fields(et, at, fn); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		optional := false
-		for o := range strings.SplitSeq(opts, ",") {
-			switch o {
-			case "omitempty", "omitzero":
-				optional = true
-			case "string":
-				return fmt.Errorf("reins: JSONFor: field %s.%s: the json tag's \",string\" option is not supported", at, f.Name)
-			}
-		}
-		if err := fn(name, f, optional); err != nil {
-			return err
-		}
+// jsonField is a field encoding/json decodes into: its JSON name, and
+// where it sits (index, through embedded structs).
+type jsonField struct {
+	reflect.StructField
+	name     string
+	tagged   bool // the name is the json tag's
+	optional bool // omitempty or omitzero
+	index    []int
+}
+
+// jsonFields returns the fields encoding/json decodes into from a
+// struct, in its order, by its rules: embedded structs without a tag
+// name are flattened, breadth first; of the fields that share a name,
+// the shallowest wins, and at equal depth the only tagged one, else
+// none of them.
+func jsonFields(t reflect.Type) ([]jsonField, error) {
+	type scan struct {
+		t     reflect.Type
+		index []int
 	}
-	return nil
+	var fields []jsonField
+	next := []scan{{t: t}}
+	visited := map[reflect.Type]bool{}
+	var count map[reflect.Type]int // how often each struct of this depth is embedded
+	for len(next) > 0 {
+		current := next
+		next = nil
+		nextCount := map[reflect.Type]int{}
+		for _, s := range current {
+			if visited[s.t] {
+				continue // embedded again deeper: the shallower one's fields win
+			}
+			visited[s.t] = true
+			for i := range s.t.NumField() {
+				sf := s.t.Field(i)
+				ft := sf.Type
+				if sf.Anonymous {
+					if ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(slices.Clone(s.index), i)
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					if sf.Type.Kind() == reflect.Pointer && !sf.IsExported() {
+						return nil, fmt.Errorf("reins: JSONFor: %s embeds *%s, a pointer to an unexported struct, which encoding/json cannot set", s.t, ft)
+					}
+					if nextCount[ft]++; nextCount[ft] == 1 {
+						next = append(next, scan{t: ft, index: index})
+					}
+					continue
+				}
+				f := jsonField{StructField: sf, name: name, tagged: name != "", index: index}
+				if name == "" {
+					f.name = sf.Name
+				}
+				for o := range strings.SplitSeq(opts, ",") {
+					switch o {
+					case "omitempty", "omitzero":
+						f.optional = true
+					case "string":
+						return nil, fmt.Errorf("reins: JSONFor: field %s.%s: the json tag's \",string\" option is not supported", s.t.Name(), sf.Name)
+					}
+				}
+				fields = append(fields, f)
+				if count[s.t] > 1 {
+					// The same struct embedded twice at this depth: its
+					// fields collide with themselves and are dropped.
+					fields = append(fields, f)
+				}
+			}
+		}
+		count = nextCount
+	}
+	return dominantFields(fields), nil
+}
+
+// dominantFields keeps, of the fields that share a name, the one
+// encoding/json decodes into (if any), and returns them in index order.
+func dominantFields(fields []jsonField) []jsonField {
+	slices.SortStableFunc(fields, func(a, b jsonField) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.index, b.index)
+	})
+	var out []jsonField
+	for i := 0; i < len(fields); {
+		j := i + 1
+		for j < len(fields) && fields[j].name == fields[i].name {
+			j++
+		}
+		group := fields[i:j]
+		i = j
+		// The first is the shallowest, tagged first; it wins unless
+		// another at its depth is as good.
+		if len(group) > 1 && len(group[1].index) == len(group[0].index) && group[1].tagged == group[0].tagged {
+			continue
+		}
+		out = append(out, group[0])
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out
 }
 
 // withTag adds the keywords of a jsonschema struct tag to schema s of a
@@ -332,8 +428,17 @@ func withTag(s object, t reflect.Type, tag, at string) (object, error) {
 			}
 			enum = append(enum, v)
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
-			if !json.Valid([]byte(val)) || strings.ContainsAny(val, `"[{tfn`) {
+			bound, ok := new(big.Rat).SetString(val)
+			if !ok || !json.Valid([]byte(val)) || strings.ContainsAny(val, `"[{tfn`) {
 				return nil, fmt.Errorf("reins: JSONFor: field %s: %s=%q: want a number", at, key, val)
+			}
+			if key == "minimum" || key == "maximum" {
+				// The type's own range stays: the tag can only narrow it.
+				if old, ok := get(s, key).(json.Number); ok {
+					if have, ok := new(big.Rat).SetString(string(old)); ok && (key == "minimum") == (have.Cmp(bound) > 0) {
+						continue
+					}
+				}
 			}
 			s = set(s, key, json.Number(val))
 		case "minLength", "maxLength", "minItems", "maxItems":
@@ -352,6 +457,16 @@ func withTag(s object, t reflect.Type, tag, at string) (object, error) {
 		s = set(s, "enum", enum)
 	}
 	return s, nil
+}
+
+// get returns key's value in s, or nil.
+func get(s object, key string) any {
+	for _, m := range s {
+		if m.key == key {
+			return m.value
+		}
+	}
+	return nil
 }
 
 // set puts key in s, replacing an earlier value.

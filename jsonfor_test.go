@@ -1,9 +1,11 @@
 package reins
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -142,4 +144,137 @@ func TestJSONForRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoError(t, c.Match([]byte(`{"s":-128}`)))
 	assert.Error(t, c.Match([]byte(`{"s":128}`)))
+}
+
+// Field shadowing, as encoding/json resolves it.
+type (
+	jsonForDeep struct {
+		Name  string
+		Deep  int
+		Twice string
+	}
+	jsonForMid struct {
+		jsonForDeep
+		Name  string // shadows jsonForDeep.Name
+		Tied  int
+		Other int `json:"Twice"` // shadows jsonForDeep.Twice, by tag
+	}
+	jsonForTieA   struct{ Tied, OnlyA int }
+	jsonForTieB   struct{ Tied, OnlyB int }
+	jsonForTagged struct {
+		X int `json:"x"`
+	}
+	jsonForUntagged struct{ X int }
+	jsonForShadows  struct {
+		Top int
+		jsonForMid
+		jsonForTieA // Tied is at depth 1 twice: both dropped
+		jsonForTieB
+		jsonForTagged // "x" and "X" are different names
+		jsonForUntagged
+		*JSONForSelf
+	}
+	JSONForSelf struct {
+		*JSONForSelf // embeds itself: no endless walk
+		Self               int
+	}
+	jsonForSameDepthTag struct {
+		jsonForTagA
+		jsonForTagB
+	}
+	jsonForTagA struct {
+		V int `json:"v"`
+	}
+	jsonForTagB  struct{ V int }
+	jsonForTwice struct {
+		jsonForA2
+		jsonForB2
+	}
+	jsonForA2 struct{ jsonForDeep }
+	jsonForB2 struct{ jsonForDeep }
+)
+
+// TestJSONForFieldsAsEncodingJSON: the object schema's properties are
+// exactly the keys encoding/json writes for the type, in its order, for
+// embedded structs that shadow each other (shallowest wins, a tag breaks
+// a tie at one depth, else both go) and one that embeds itself.
+func TestJSONForFieldsAsEncodingJSON(t *testing.T) {
+	for _, v := range []any{jsonForShadows{JSONForSelf: &JSONForSelf{}}, jsonForSameDepthTag{}, jsonForTwice{}, jsonForSample{}} {
+		typ := reflect.TypeOf(v)
+		t.Run(typ.Name(), func(t *testing.T) {
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			var want []string
+			dec := json.NewDecoder(bytes.NewReader(b))
+			_, _ = dec.Token()
+			for dec.More() {
+				k, err := dec.Token()
+				require.NoError(t, err)
+				want = append(want, k.(string))
+				var skip json.RawMessage
+				require.NoError(t, dec.Decode(&skip))
+			}
+			fields, err := jsonFields(typ)
+			require.NoError(t, err)
+			var got []string
+			for _, f := range fields {
+				if f.optional && !slices.Contains(want, f.name) {
+					continue // omitempty: not written for a zero value
+				}
+				got = append(got, f.name)
+			}
+			assert.Equal(t, want, got)
+			_, err = jsonForType(typ)
+			require.NoError(t, err)
+		})
+	}
+	var pointer struct{ *jsonForUnexported }
+	_, err := jsonForType(reflect.TypeOf(pointer))
+	assert.ErrorContains(t, err, "pointer to an unexported struct")
+}
+
+type jsonForUnexported struct{ A int }
+
+type jsonForPair[K comparable, V any] struct {
+	Key   K `json:"key"`
+	Value V `json:"value"`
+}
+
+// TestJSONForGenericNames: generic struct types get $defs names a JSON
+// pointer can carry, distinct per instantiation.
+func TestJSONForGenericNames(t *testing.T) {
+	type both struct {
+		A jsonForPair[string, int]         `json:"a"`
+		B jsonForPair[string, jsonForDeep] `json:"b"`
+	}
+	schema, err := schemaFor(reflect.TypeFor[both]())
+	require.NoError(t, err)
+	var s struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(schema, &s))
+	assert.Len(t, s.Defs, 4, "%s", schema)
+	for name := range s.Defs {
+		assert.Regexp(t, `^[A-Za-z0-9_.-]+$`, name)
+	}
+	c, err := JSONFor[both]()
+	require.NoError(t, err)
+	assert.NoError(t, c.Match([]byte(`{"a":{"key":"k","value":1},"b":{"key":"k","value":{"Name":"","Deep":0,"Twice":""}}}`)))
+}
+
+// TestJSONForTagBoundsNarrowOnly: a tag's minimum or maximum narrows
+// the type's range and never widens it past what decodes.
+func TestJSONForTagBoundsNarrowOnly(t *testing.T) {
+	c, err := JSONFor[struct {
+		Wide   int8  `json:"wide" jsonschema:"maximum=1000,minimum=-1000"`
+		Narrow int8  `json:"narrow" jsonschema:"maximum=5,minimum=-5"`
+		U      uint8 `json:"u" jsonschema:"minimum=-3"`
+	}]()
+	require.NoError(t, err)
+	assert.NoError(t, c.Match([]byte(`{"wide":127,"narrow":5,"u":0}`)))
+	assert.Error(t, c.Match([]byte(`{"wide":128,"narrow":5,"u":0}`)), "int8 holds no 128 whatever the tag says")
+	assert.Error(t, c.Match([]byte(`{"wide":-129,"narrow":5,"u":0}`)))
+	assert.Error(t, c.Match([]byte(`{"wide":0,"narrow":6,"u":0}`)))
+	assert.Error(t, c.Match([]byte(`{"wide":0,"narrow":-6,"u":0}`)))
+	assert.Error(t, c.Match([]byte(`{"wide":0,"narrow":0,"u":-1}`)))
 }
