@@ -176,7 +176,7 @@ type (
 	}
 	JSONForSelf struct {
 		*JSONForSelf // embeds itself: no endless walk
-		Self               int
+		Self         int
 	}
 	jsonForSameDepthTag struct {
 		jsonForTagA

@@ -24,8 +24,8 @@ func (s *listFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 // choiceJSON is one completion in --json output, in OpenAI's shape.
 type choiceJSON struct {
-	Index        int    `json:"index"`
-	Text         string `json:"text"`
+	Index int    `json:"index"`
+	Text  string `json:"text"`
 	// Healed and Prefill: with --heal, the bytes taken back from the
 	// prompt that the tokens spell first; with --prefill, the output's
 	// given beginning, before Text.
