@@ -59,7 +59,7 @@ func (c *Constraint) String() string { return c.desc }
 // *grammar.Error with the position in expr.
 func Regex(expr string) (*Constraint, error) {
 	if expr == "" {
-		return nil, errors.New("reins: empty regular expression (for the empty output, write ^$)")
+		return nil, &grammar.Error{File: "regex", Msg: "empty regular expression (for the empty output, write ^$)"}
 	}
 	g, err := regex.Parse(expr)
 	if err != nil {
@@ -87,7 +87,7 @@ func GrammarFile(path string) (*Constraint, error) {
 
 func parseGrammar(name, src string) (*Constraint, error) {
 	if strings.TrimSpace(src) == "" {
-		return nil, fmt.Errorf("reins: %s: empty grammar", name)
+		return nil, &grammar.Error{File: name, Msg: "empty grammar (a root rule is needed)"}
 	}
 	g, err := gbnf.Parse(name, src)
 	if err != nil {
@@ -186,9 +186,12 @@ func JSON() *Constraint {
 // holds it. opts may be nil. A keyword reins cannot compile exactly is
 // an error (a *jsonschema.Error with its JSON pointer), never ignored.
 func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
+	if opts != nil && opts.Whitespace < 0 {
+		return nil, &OptionError{Field: "Whitespace", Value: fmt.Sprint(opts.Whitespace), Want: "a count ≥ 0"}
+	}
 	o := opts.compileOptions()
 	if len(bytes.TrimSpace(schema)) == 0 {
-		return nil, errors.New("reins: empty JSON schema (for any JSON value, use JSON() or {})")
+		return nil, &jsonschema.Error{Pointer: "#", Msg: "empty JSON schema (for any JSON value, use JSON() or {})"}
 	}
 	g, err := jsonschema.Compile(schema, o)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/fixture"
 )
@@ -428,13 +429,16 @@ func TestTypedErrors(t *testing.T) {
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "TopLogprobs", oe.Field)
 
-	for _, f := range []func() error{
-		func() error { _, err := Regex(""); return err },
-		func() error { _, err := Grammar(" "); return err },
-		func() error { _, err := JSONSchema(nil, nil); return err },
-	} {
-		assert.Error(t, f(), "an empty constraint is an error, not no constraint")
-	}
+	var ge *grammar.Error
+	_, err = Regex("")
+	assert.ErrorAs(t, err, &ge, "an empty constraint is an error, not no constraint")
+	_, err = Grammar(" ")
+	assert.ErrorAs(t, err, &ge)
+	_, err = JSONSchema(nil, nil)
+	assert.ErrorAs(t, err, &se)
+	_, err = JSONSchema([]byte(`{}`), &JSONOptions{Whitespace: -1})
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "Whitespace", oe.Field)
 }
 
 // TestRelaxedKeywordFailure: an output that breaks a keyword the grammar
