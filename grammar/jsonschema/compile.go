@@ -322,6 +322,8 @@ type compiler struct {
 	literalBytes int
 	// distributions caches branch by the intersection it compiles.
 	distributions map[string]distribution
+	// regexDFAs caches regexDFA by pattern (and search).
+	regexDFAs map[string]*dfa
 	// strDFAs caches strDFA by its patterns, formats and bounds.
 	strDFAs map[string]*grammar.Node
 	// keysNotIn caches keyNotIn by its set of names.
@@ -509,7 +511,7 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			for _, k := range keys {
 				required[k] = true
 			}
-			return c.anyOrder(objectShape{names: keys, members: items, required: required, once: true}, ptr, l)
+			return c.anyOrder(objectShape{names: keys, members: items, required: required, once: true, maxProps: -1}, ptr, l)
 		}
 	case []any:
 		open, close = "[", "]"

@@ -275,7 +275,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{`{"type": "string", "pattern": "[\\S]"}`, "#", "pattern"},
 		{`{"type": "object", "minProperties": 2}`, "#", "minProperties"},
-		{`{"properties": {"a": {}}, "dependencies": {"a": {"required": ["b"]}}}`, "#/dependencies", "a"},
+		{`{"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 3}`, "#", "minProperties"},
+		{`{"type": "object", "propertyNames": {"anyOf": [{"maxLength": 2}, {"pattern": "^x"}]}}`, "#/propertyNames", "propertyNames"},
 		{`{"properties": {"a": {}}, "dependentRequired": {"a": ["zz"]}}`, "#/dependentRequired", "a"},
 		{`{"type": "string", "pattern": "^ab[0-9]*$", "maxLength": 1}`, "#", "pattern"},
 		{`{"type": "string", "pattern": "[ab]{20}a[ab]{12}", "maxLength": 40}`, "#", "pattern"},

@@ -97,6 +97,13 @@ func (c *compiler) nodeBody(n *Node) (*grammar.Node, error) {
 	if len(n.AnyOf) > 0 {
 		return c.anyOf(n, n.AnyOf[0])
 	}
+	for _, s := range n.Obj {
+		if len(s.DepSchemas) > 0 && !slices.Contains(n.depsDone, s) {
+			m := *n
+			m.depsDone = append(slices.Clone(n.depsDone), s)
+			return c.withSchema(&m, c.neg.dependents(s))
+		}
+	}
 	if len(n.If) > 0 {
 		s := n.If[0]
 		cond, err := c.neg.conditional(s)
@@ -468,7 +475,7 @@ func (c *compiler) typed(t typeBits, n *Node) (*grammar.Node, error) {
 // number compiles the numbers of n.
 func (c *compiler) number(n *Node) (*grammar.Node, error) {
 	if len(n.Num.MultipleOf) > 0 {
-		return nil, c.errorf(n.Num.Ptr, "multipleOf", "multipleOf on numbers that are not integers is not supported")
+		return c.multipleNode(n, false)
 	}
 	lo, hi := n.Num.Lo, n.Num.Hi
 	excluded := excludedNumbers(n.NotEnum)
@@ -558,7 +565,7 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 		}
 	}
 	if len(n.Num.MultipleOf) > 0 {
-		return nil, c.errorf(n.Num.Ptr, "multipleOf", "not supported")
+		return c.multipleNode(n, true)
 	}
 	if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
 		return nil, c.emptyf(n.Ptr, "maximum", "no integer lies between the bounds")

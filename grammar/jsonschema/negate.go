@@ -408,3 +408,25 @@ func (g *negator) conditional(s *Schema) (*Schema, error) {
 	x.Has, x.AnyOf = 1<<kwAnyOf, []*Schema{yes, no}
 	return x, nil
 }
+
+// dependents returns what the dependentSchemas of s (or dependencies
+// with schemas) stand for: for each, the property absent, or the object
+// with it satisfying its schema (no value satisfies both).
+func (g *negator) dependents(s *Schema) *Schema {
+	x := newSchema(s.Ptr + "/dependentSchemas()")
+	x.Has = 1 << kwAllOf
+	for _, d := range s.DepSchemas {
+		at := s.Ptr + "/" + d.Keyword + "/" + escapePointer(d.Name)
+		absent := newSchema(at + "/absent()")
+		absent.Has = 1 << kwProperties
+		absent.Props = []Prop{{d.Name, falseSchema(at + "/absent()/" + escapePointer(d.Name))}}
+		present := typedSchema(at+"/present()", tObject)
+		present.Has |= 1<<kwRequired | 1<<kwAllOf
+		present.Required = []string{d.Name}
+		present.AllOf = []*Schema{d.Schema}
+		either := newSchema(at + "/either()")
+		either.Has, either.AnyOf = 1<<kwAnyOf, []*Schema{absent, present}
+		x.AllOf = append(x.AllOf, either)
+	}
+	return x
+}

@@ -59,6 +59,8 @@ type Node struct {
 	// presence is a oneOf of required lists the object must meet (see
 	// presenceOneOf).
 	presence [][]string
+	// depsDone are the schemas whose dependentSchemas were distributed.
+	depsDone []*Schema
 }
 
 // numFacet is the numeric keywords folded: the tightest bounds.

@@ -28,10 +28,17 @@ const maxFracDigits = 40
 // With bounded, fraction parts hold at most BoundedDigits digits (the
 // caller bounds the integer part by the range).
 func decRange(lo, hi *numBound, bounded bool) (*grammar.Node, error) {
-	d := digitsTo(-1)
+	most := -1
 	if bounded {
-		d = digitsTo(BoundedDigits)
+		most = BoundedDigits
 	}
+	return decRangeDigits(lo, hi, most)
+}
+
+// decRangeDigits is decRange with fraction parts of at most most digits
+// (-1: any).
+func decRangeDigits(lo, hi *numBound, most int) (*grammar.Node, error) {
+	d := digitsTo(most)
 	for _, b := range []*numBound{lo, hi} {
 		if b != nil {
 			if _, err := fracDigits(b.v); err != nil {

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,22 +67,23 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	parts := append(slices.Clone(n.Obj), unevaluated...)
 	ptr := n.Ptr
 	nonEmpty := false
+	minProps, maxProps := 0, -1
+	var nameSchemas []*Schema // the propertyNames every key satisfies
 	for _, s := range parts {
 		for _, d := range s.DepSchemas {
-			return nil, c.errorf(s.Ptr+"/"+d.Keyword, escapePointer(d.Name), "schema dependencies are not supported")
-		}
-		for _, k := range []kw{kwPropertyNames, kwMaxProperties} {
-			if s.Has.has(k) {
-				return nil, c.errorf(s.Ptr, k.String(), "not supported")
+			if !slices.Contains(n.depsDone, s) {
+				return nil, c.errorf(s.Ptr+"/"+d.Keyword, escapePointer(d.Name), "schema dependencies are not supported here")
 			}
 		}
-		if s.Has.has(kwMinProperties) {
-			if s.MinProps > 1 {
-				return nil, c.errorf(s.Ptr, "minProperties", "only minProperties 0 or 1 is supported")
-			}
-			nonEmpty = nonEmpty || s.MinProps == 1
+		if s.PropertyNames != nil && !s.PropertyNames.isTrue() {
+			nameSchemas = append(nameSchemas, s.PropertyNames)
+		}
+		minProps = max(minProps, s.MinProps)
+		if s.Has.has(kwMaxProperties) && (maxProps < 0 || s.MaxProps < maxProps) {
+			maxProps = s.MaxProps
 		}
 	}
+	nonEmpty = minProps == 1
 	names := c.propertyOrder(parts)
 	required := map[string]bool{}
 	var undeclared []string    // required, but in no properties
@@ -101,6 +103,19 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	l := c.layout()
 	var members []*grammar.Node
 	for _, name := range names {
+		if len(nameSchemas) > 0 {
+			ok, err := c.ev.validAll(nameSchemas, name)
+			if err != nil {
+				return nil, c.wrapf(nameSchemas[0].Ptr, "propertyNames", err)
+			}
+			if !ok { // a name propertyNames refuses is never present
+				if required[name] {
+					return nil, c.emptyf(ptr, "propertyNames", "property %q is required but propertyNames refuses it", name)
+				}
+				members = append(members, nil)
+				continue
+			}
+		}
 		xs, err := c.valueSchemas(parts, name)
 		if err != nil {
 			return nil, err
@@ -134,13 +149,18 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 			extras = append(extras, s.AdditionalProps)
 		}
 	}
+	keyComps, noKeys, err := c.keyLanguage(nameSchemas)
+	if err != nil {
+		return nil, err
+	}
 	var more *grammar.Node // one additional member
 	switch {
-	case c.opts.Bounded && len(names) > 0:
-		// Generation: an object that lists properties takes no others.
-	case len(patterned) > 0:
+	case c.opts.Bounded && len(names) > 0, noKeys:
+		// Generation: an object that lists properties takes no others;
+		// or propertyNames takes no key.
+	case len(patterned) > 0 || len(keyComps) > 0:
 		var err error
-		if more, err = c.patternMembers(patterned, extras, names, ptr, l); err != nil {
+		if more, err = c.patternMembers(patterned, extras, names, keyComps, ptr, l); err != nil {
 			return nil, err
 		}
 	default:
@@ -173,7 +193,24 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		}
 	}
 	presence := n.presence
-	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty, presence: presence}
+	// Bounds on the count of properties that always hold need no count.
+	if minProps > 1 && len(required) >= minProps {
+		minProps = 0
+	}
+	if maxProps >= 0 && more == nil && countPresent(members) <= maxProps {
+		maxProps = -1
+	}
+	if minProps > 1 && minProps > countPresent(members) {
+		return nil, c.errorf(ptr, "minProperties", "at least %d properties, more than the %d listed, is not supported (additional keys may repeat one another)", minProps, countPresent(members))
+	}
+	if maxProps == 0 {
+		if len(required) > 0 {
+			return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties")
+		}
+		return grammar.Seq(lit("{"), l.empty, lit("}")), nil
+	}
+	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty, presence: presence,
+		minProps: minProps, maxProps: maxProps}
 	for _, set := range presence {
 		for _, name := range set {
 			if !slices.Contains(names, name) {
@@ -192,6 +229,13 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	}
 	if len(deps) > 0 || len(presence) > 0 {
 		return nil, c.errorf(ptr, "dependencies", "dependent properties or a oneOf of required lists in an object of more than %d properties are not supported here", anyOrderMax)
+	}
+	if minProps > 1 || maxProps >= 0 {
+		kw := "minProperties"
+		if maxProps >= 0 {
+			kw = "maxProperties"
+		}
+		return nil, c.errorf(ptr, kw, "counting the properties of an object of more than %d properties taken in order is not supported", anyOrderMax)
 	}
 	// Right to left: first[i] when nothing was written yet, rest[i] after
 	// (each ends the object's inside). With minProperties 1, first[len]
@@ -263,6 +307,60 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	return grammar.Seq(lit("{"), grammar.Alt(chains...), lit("}")), nil
 }
 
+// keyLanguage returns the automata every key must be accepted by under
+// the propertyNames schemas xs (none when xs is empty), or noKeys when
+// they take no string. Keys are strings: the propertyNames schemas' other
+// types do not matter.
+func (c *compiler) keyLanguage(xs []*Schema) (comps []*dfa, noKeys bool, err error) {
+	if len(xs) == 0 {
+		return nil, false, nil
+	}
+	n, err := c.z.normalize(xs)
+	if err != nil {
+		return nil, false, err
+	}
+	if n.Unsat != nil || n.Types&tString == 0 {
+		return nil, true, nil
+	}
+	if len(n.AnyOf)+len(n.OneOf)+len(n.Not)+len(n.If) > 0 {
+		return nil, false, c.errorf(xs[0].Ptr, "propertyNames", "combinators in propertyNames are not supported")
+	}
+	if n.HasEnum {
+		var names []string
+		for _, v := range n.Enum {
+			s, ok := v.(string)
+			if !ok {
+				continue
+			}
+			if ok, err := c.ev.validAll(n.Schemas, s); err != nil {
+				return nil, false, c.wrapf(xs[0].Ptr, "propertyNames", err)
+			} else if ok {
+				names = append(names, s)
+			}
+		}
+		if len(names) == 0 {
+			return nil, true, nil
+		}
+		return []*dfa{namesDFA(names)}, false, nil
+	}
+	strs, want, _, _, err := c.stringComponents(n)
+	if err != nil {
+		return nil, false, err
+	}
+	d, err := product(strs, func(t []int32) int32 {
+		for i, x := range t {
+			if (strs[i].label[x] != 0) != want[i] {
+				return 0
+			}
+		}
+		return 1
+	})
+	if err != nil {
+		return nil, false, c.errorf(xs[0].Ptr, "propertyNames", "by automaton: %v", err)
+	}
+	return []*dfa{d}, false, nil
+}
+
 // maxKeyPatterns bounds the patterns of patternProperties one object's
 // keys are judged by (its schemas' together).
 const maxKeyPatterns = 16
@@ -276,7 +374,7 @@ const maxKeyPatterns = 16
 // match with an automaton of all the patterns and the listed names
 // (patterns read as the validator reads them, with Go's regexp); nil
 // when no additional key is possible.
-func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, ptr string, l layout) (*grammar.Node, error) {
+func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, keyComps []*dfa, ptr string, l layout) (*grammar.Node, error) {
 	type pat struct {
 		part int
 		pp   PatternProp
@@ -288,12 +386,16 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, p
 			pats = append(pats, pat{i, pp, s.Ptr + "/patternProperties/" + escapePointer(pp.Pattern)})
 		}
 	}
-	if len(pats) > maxKeyPatterns {
-		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "more than %d patterns judge one object's keys: not supported", maxKeyPatterns)
+	at := ptr
+	if len(patterned) > 0 {
+		at = patterned[0].Ptr
 	}
-	comps := make([]*dfa, 0, len(pats)+2)
+	if len(pats) > maxKeyPatterns {
+		return nil, c.errorf(at, "patternProperties", "more than %d patterns judge one object's keys: not supported", maxKeyPatterns)
+	}
+	comps := make([]*dfa, 0, len(pats)+len(keyComps)+2)
 	for _, p := range pats {
-		d, err := regexDFA(p.pp.Pattern, true)
+		d, err := c.regexDFA(p.pp.Pattern, true)
 		if err != nil {
 			return nil, c.errorf(p.ptr, "", "the pattern's complement, for the other keys: %v", err)
 		}
@@ -304,12 +406,19 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, p
 	if c.opts.Bounded {
 		comps = append(comps, lengthDFA(0, BoundedLength))
 	}
-	regions := map[uint64]int32{}  // the patterns a key matches → its label, 0 if no value fits
-	values := []*grammar.Node{nil} // by label
+	firstKey := len(comps)
+	comps = append(comps, keyComps...) // propertyNames: every one accepts
+	regions := map[uint64]int32{}      // the patterns a key matches → its label, 0 if no value fits
+	values := []*grammar.Node{nil}     // by label
 	var lowerErr error
 	label := func(t []int32) int32 {
 		if listed.label[t[len(pats)]] != 0 || lowerErr != nil {
 			return 0
+		}
+		for i := firstKey; i < len(comps); i++ {
+			if comps[i].label[t[i]] == 0 {
+				return 0
+			}
 		}
 		var v uint64
 		for i := range pats {
@@ -356,7 +465,7 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, p
 		return nil, lowerErr
 	}
 	if err != nil {
-		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "splitting the keys by pattern: %v", err)
+		return nil, c.errorf(at, "patternProperties", "splitting the keys by pattern: %v", err)
 	}
 	d = d.minimize()
 	if d.label[0] == 0 && len(d.edges[0]) == 0 {
@@ -364,7 +473,7 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, p
 	}
 	key, err := c.dfaGrammar(d, ptr, func(lab int32) *grammar.Node { return grammar.Seq(lit(`"`), l.colon, values[lab]) })
 	if err != nil {
-		return nil, c.errorf(patterned[0].Ptr, "patternProperties", "%v", err)
+		return nil, c.errorf(at, "patternProperties", "%v", err)
 	}
 	return c.rule(grammar.Seq(lit(`"`), key)), nil
 }
@@ -393,12 +502,16 @@ type objectShape struct {
 	nonEmpty bool                // minProperties 1
 	once     bool                // each member at most once
 	presence [][]string          // a oneOf of required lists: exactly one holds
+	// minProps (above 1) is met by distinct tracked members only (an
+	// additional key may repeat another); maxProps (-1: none) counts
+	// every member written (a repeated key counts twice: narrower).
+	minProps, maxProps int
 }
 
 // isTracked reports whether anyOrder must remember that member i was
 // written.
 func (o *objectShape) isTracked(i int) bool {
-	if o.once || o.required[o.names[i]] || len(o.deps[o.names[i]]) > 0 {
+	if o.once || o.minProps > 1 || o.required[o.names[i]] || len(o.deps[o.names[i]]) > 0 {
 		return true
 	}
 	for _, set := range o.presence {
@@ -491,6 +604,11 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		return true
 	}
 	full := uint(1)<<tracked - 1
+	if o.minProps > 1 {
+		// Distinct members written: the tracked ones.
+		base := canEnd
+		canEnd = func(set uint) bool { return base(set) && bits.OnesCount(set) >= o.minProps }
+	}
 	possible := false
 	for set := range full + 1 {
 		if canEnd(set) {
@@ -499,17 +617,29 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		}
 	}
 	if !possible {
-		return nil, c.emptyf(ptr, "required", "no set of properties satisfies required, dependencies and oneOf together")
+		return nil, c.emptyf(ptr, "required", "no set of properties satisfies required, dependencies, minProperties and oneOf together")
+	}
+	// counts: how many members written anyOrder tells apart (with
+	// maxProperties, up to it).
+	counts := 1
+	if o.maxProps >= 0 {
+		counts = o.maxProps + 1
+		if int(full+1)*counts > maxObjectStates {
+			return nil, c.errorf(ptr, "maxProperties", "counting the properties would take more than %d states", maxObjectStates)
+		}
 	}
 	sep := l.comma
-	// after[set]: what may follow once the tracked members in set, and
-	// at least one member, were written, to the end of the object's
-	// inside. Rules are named first, bodies filled after.
-	after := make([]*grammar.Node, full+1)
-	at := make([]int, full+1)
+	// after[set][k]: what may follow once the tracked members in set, and
+	// k members in all (at least one), were written, to the end of the
+	// object's inside. Rules are named first, bodies filled after.
+	after := make([][]*grammar.Node, full+1)
+	at := make([][]int, full+1)
 	for set := range full + 1 {
-		at[set] = len(c.g.Rules)
-		after[set] = c.rule(grammar.Alt())
+		after[set], at[set] = make([]*grammar.Node, counts), make([]int, counts)
+		for k := range counts {
+			at[set][k] = len(c.g.Rules)
+			after[set][k] = c.rule(grammar.Alt())
+		}
 	}
 	// The members not tracked (and additional ones) lead back to the same
 	// set: one shared rule of them all.
@@ -526,31 +656,42 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	if len(free) > 0 {
 		anyFree = c.ruleAt(grammar.Alt(free...), ptr)
 	}
-	// next is what may come after a separator (or the opening) in set.
-	next := func(set uint) []*grammar.Node {
+	// next is what may come after a separator (or the opening) in set,
+	// with k members written.
+	next := func(set uint, k int) []*grammar.Node {
+		nk := k + 1
+		if o.maxProps >= 0 {
+			if k >= o.maxProps {
+				return nil
+			}
+		} else {
+			nk = 0
+		}
 		var alts []*grammar.Node
-		for k := range idx {
-			if bit[k] != 0 && set&bit[k] == 0 {
-				alts = append(alts, grammar.Seq(memberRule[k], after[set|bit[k]]))
+		for m := range idx {
+			if bit[m] != 0 && set&bit[m] == 0 {
+				alts = append(alts, grammar.Seq(memberRule[m], after[set|bit[m]][nk]))
 			}
 		}
 		if anyFree != nil {
-			alts = append(alts, grammar.Seq(anyFree, after[set]))
+			alts = append(alts, grammar.Seq(anyFree, after[set][nk]))
 		}
 		return alts
 	}
 	for set := range full + 1 {
-		var alts []*grammar.Node
-		if n := next(set); len(n) > 0 {
-			alts = append(alts, grammar.Seq(sep, grammar.Alt(n...)))
+		for k := range counts {
+			var alts []*grammar.Node
+			if n := next(set, k); len(n) > 0 {
+				alts = append(alts, grammar.Seq(sep, grammar.Alt(n...)))
+			}
+			if canEnd(set) {
+				alts = append(alts, l.close)
+			}
+			c.g.Rules[at[set][k]].Body = grammar.Alt(alts...)
 		}
-		if canEnd(set) {
-			alts = append(alts, l.close)
-		}
-		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
 	}
 	var first []*grammar.Node
-	if n := next(0); len(n) > 0 {
+	if n := next(0, 0); len(n) > 0 {
 		first = append(first, grammar.Seq(l.open, grammar.Alt(n...)))
 	}
 	if canEnd(0) && !o.nonEmpty {
@@ -559,24 +700,46 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	return grammar.Seq(lit("{"), grammar.Alt(first...), lit("}")), nil
 }
 
+// maxObjectStates bounds the states of an object taking its members in
+// any order while it counts them (maxProperties).
+const maxObjectStates = 4096
+
 // propertyOrder returns the names the object schemas parts list, in the
 // order the schema writes them: one schema's, or, for properties from
 // several (allOf, siblings), in the order of their first appearance
 // among the documents' objects; names never seen in order come last,
 // sorted.
 func (c *compiler) propertyOrder(parts []*Schema) []string {
-	var withProps []*Schema
+	// Schemas reins wrote (negations, unevaluatedProperties) do not
+	// order: their names come after.
+	var withProps, written []*Schema
 	for _, s := range parts {
-		if len(s.Props) > 0 {
+		switch {
+		case len(s.Props) == 0:
+		case s.synthetic:
+			written = append(written, s)
+		default:
 			withProps = append(withProps, s)
 		}
 	}
-	if len(withProps) == 1 {
-		names := make([]string, len(withProps[0].Props))
-		for i, p := range withProps[0].Props {
-			names[i] = p.Name
+	appendWritten := func(names []string) []string {
+		for _, s := range written {
+			for _, p := range s.Props {
+				if !slices.Contains(names, p.Name) {
+					names = append(names, p.Name)
+				}
+			}
 		}
 		return names
+	}
+	if len(withProps) <= 1 {
+		var names []string
+		if len(withProps) == 1 {
+			for _, p := range withProps[0].Props {
+				names = append(names, p.Name)
+			}
+		}
+		return appendWritten(names)
 	}
 	var names []string
 	seen := map[string]bool{}
@@ -614,7 +777,7 @@ func (c *compiler) propertyOrder(parts []*Schema) []string {
 		}
 		return strings.Compare(a, b)
 	})
-	return names
+	return appendWritten(names)
 }
 
 // rule names n as a rule of its own, so that a chain of optional members

@@ -91,52 +91,9 @@ func (c *compiler) strDFA(n *Node) (*grammar.Node, error) {
 }
 
 func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
-	var comps []*dfa
-	kw, ptr := "pattern", n.Ptr
-	for i, pat := range n.Str.Patterns {
-		ptr = n.Str.PatternPtrs[i]
-		goPat, err := ecmaToGo(pat)
-		if err != nil {
-			return nil, c.errorf(ptr, "pattern", "%v", err)
-		}
-		d, err := regexDFA(goPat, true)
-		if err != nil {
-			return nil, c.errorf(ptr, "pattern", "with length bounds, other patterns or a format, by automaton: %v", err)
-		}
-		comps = append(comps, d)
-	}
-	for i, name := range n.Str.Formats {
-		d, err := regexDFA(formats[name], false)
-		if err != nil {
-			return nil, c.errorf(n.Str.FormatPtrs[i], "format", "format %q with length bounds or a pattern, by automaton: %v", name, err)
-		}
-		comps = append(comps, d)
-		if len(n.Str.Patterns) == 0 {
-			kw, ptr = "format", n.Str.FormatPtrs[i]
-		}
-	}
-	if n.Str.MinLen > 0 || n.Str.MaxLen >= 0 {
-		comps = append(comps, lengthDFA(n.Str.MinLen, n.Str.MaxLen))
-	}
-	// What the string must not be: complements (each component's
-	// labels must be 0).
-	want := make([]bool, len(comps), len(comps)+len(n.Str.NotPatterns)+1)
-	for i := range want {
-		want[i] = true
-	}
-	for _, pat := range n.Str.NotPatterns {
-		goPat, err := ecmaToGoWide(pat)
-		if err != nil {
-			return nil, c.errorf(ptr, "not", "pattern %q: %v", pat, err)
-		}
-		d, err := regexDFA(goPat, true)
-		if err != nil {
-			return nil, c.errorf(ptr, "not", "pattern %q, negated, by automaton: %v", pat, err)
-		}
-		comps, want = append(comps, d.complete()), append(want, false)
-	}
-	if ex := excludedStrings(n.NotEnum); len(ex) > 0 {
-		comps, want = append(comps, namesDFA(ex).complete()), append(want, false)
+	comps, want, kw, ptr, err := c.stringComponents(n)
+	if err != nil {
+		return nil, err
 	}
 	d, err := product(comps, func(t []int32) int32 {
 		for i, x := range t {
@@ -158,6 +115,83 @@ func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
 		return nil, c.errorf(ptr, kw, "%v", err)
 	}
 	return grammar.Seq(lit(`"`), g), nil
+}
+
+// stringComponents returns the automata whose product is the strings of
+// n (its string keywords only), each with whether it must accept (or
+// must not: a complement), and the keyword and pointer to name in an
+// error: each pattern's (found anywhere), each format's (the whole
+// string), the length bounds', and the negated patterns' and excluded
+// strings'. With no string keyword, one automaton of every string.
+func (c *compiler) stringComponents(n *Node) (comps []*dfa, want []bool, kw, ptr string, err error) {
+	kw, ptr = "pattern", n.Ptr
+	for i, pat := range n.Str.Patterns {
+		ptr = n.Str.PatternPtrs[i]
+		goPat, err := ecmaToGo(pat)
+		if err != nil {
+			return nil, nil, "", "", c.errorf(ptr, "pattern", "%v", err)
+		}
+		d, err := c.regexDFA(goPat, true)
+		if err != nil {
+			return nil, nil, "", "", c.errorf(ptr, "pattern", "with length bounds, other patterns or a format, by automaton: %v", err)
+		}
+		comps, want = append(comps, d), append(want, true)
+	}
+	for i, name := range n.Str.Formats {
+		re, ok := formats[name]
+		if !ok {
+			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q is not supported", name)
+		}
+		d, err := c.regexDFA(re, false)
+		if err != nil {
+			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q with length bounds or a pattern, by automaton: %v", name, err)
+		}
+		comps, want = append(comps, d), append(want, true)
+		if len(n.Str.Patterns) == 0 {
+			kw, ptr = "format", n.Str.FormatPtrs[i]
+		}
+	}
+	if len(n.Str.NotFormats) > 0 {
+		return nil, nil, "", "", c.errorf(n.Ptr, "format", "a string that must not be of a format is not supported (the format's grammar is narrower than the format)")
+	}
+	if n.Str.MinLen > 0 || n.Str.MaxLen >= 0 || len(comps) == 0 {
+		comps, want = append(comps, lengthDFA(n.Str.MinLen, n.Str.MaxLen)), append(want, true)
+	}
+	for _, pat := range n.Str.NotPatterns {
+		goPat, err := ecmaToGoWide(pat)
+		if err != nil {
+			return nil, nil, "", "", c.errorf(ptr, "not", "pattern %q: %v", pat, err)
+		}
+		d, err := c.regexDFA(goPat, true)
+		if err != nil {
+			return nil, nil, "", "", c.errorf(ptr, "not", "pattern %q, negated, by automaton: %v", pat, err)
+		}
+		comps, want = append(comps, d.complete()), append(want, false)
+	}
+	if ex := excludedStrings(n.NotEnum); len(ex) > 0 {
+		comps, want = append(comps, namesDFA(ex).complete()), append(want, false)
+	}
+	return comps, want, kw, ptr, nil
+}
+
+// regexDFA is regexDFA, kept per compilation: schemas repeat patterns.
+func (c *compiler) regexDFA(pat string, search bool) (*dfa, error) {
+	key := pat
+	if search {
+		key = "\x00" + pat
+	}
+	if d, ok := c.regexDFAs[key]; ok {
+		return d, nil
+	}
+	d, err := regexDFA(pat, search)
+	if err != nil {
+		return nil, err
+	}
+	if c.regexDFAs == nil {
+		c.regexDFAs = map[string]*dfa{}
+	}
+	c.regexDFAs[key] = d
+	return d, nil
 }
 
 // excludedStrings returns the strings among vals.
