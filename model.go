@@ -86,6 +86,23 @@ func (m *Model) Vocab() *vocab.Vocab {
 	return m.logits.Vocab()
 }
 
+// Tokenize returns text's token ids under the model's tokenizer, with
+// the model's leading special tokens (BOS) when addSpecial is set. A
+// server's tokenizer is its own: there it is an error.
+func (m *Model) Tokenize(text string, addSpecial bool) ([]int, error) {
+	if m.logits == nil {
+		return nil, errors.New("reins: a server tokenizes for itself; its tokens are not known here")
+	}
+	leave, err := m.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.logits.Tokenize(text, addSpecial)
+}
+
 // Capabilities describes the backend.
 func (m *Model) Capabilities() decode.Capabilities { return m.b.Capabilities() }
 

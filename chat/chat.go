@@ -243,17 +243,14 @@ func SpecialTokens(b decode.LogitsBackend, markers ...string) decode.LogitsBacke
 	for _, mk := range markers {
 		if id, ok := all[mk]; ok {
 			s.ids[mk] = id
-			s.marks = append(s.marks, mk)
 		}
 	}
-	slices.Sort(s.marks)
 	return s
 }
 
 type specialBackend struct {
 	decode.LogitsBackend
-	ids   map[string]int
-	marks []string
+	ids map[string]int // marker text → special token
 }
 
 var _ decode.LogitsBackend = (*specialBackend)(nil)
@@ -275,12 +272,21 @@ func (s *specialBackend) Path() string {
 // Tokenize splits text at the markers, tokenizes the pieces between
 // them without BOS, and puts BOS (when addSpecial asks for it) first.
 func (s *specialBackend) Tokenize(text string, addSpecial bool) ([]int, error) {
-	if len(s.marks) == 0 {
+	if len(s.ids) == 0 {
 		return s.LogitsBackend.Tokenize(text, addSpecial)
 	}
+	return TokenizeMarked(text, addSpecial, s.ids, s.LogitsBackend.Tokenize)
+}
+
+// TokenizeMarked tokenizes text in which the markers of ids stand for
+// their special tokens: each marker (the longest, where several begin
+// at one place) becomes its id, the text between goes through tokenize
+// without special tokens, and BOS (tokenize("", true)) comes first when
+// addSpecial asks for it.
+func TokenizeMarked(text string, addSpecial bool, ids map[string]int, tokenize func(text string, addSpecial bool) ([]int, error)) ([]int, error) {
 	var out []int
 	if addSpecial {
-		bos, err := s.LogitsBackend.Tokenize("", true)
+		bos, err := tokenize("", true)
 		if err != nil {
 			return nil, err
 		}
@@ -288,13 +294,13 @@ func (s *specialBackend) Tokenize(text string, addSpecial bool) ([]int, error) {
 	}
 	for text != "" {
 		at, mk := len(text), ""
-		for _, m := range s.marks {
+		for m := range ids {
 			if i := strings.Index(text, m); i >= 0 && (i < at || i == at && len(m) > len(mk)) {
 				at, mk = i, m
 			}
 		}
 		if at > 0 {
-			toks, err := s.LogitsBackend.Tokenize(text[:at], false)
+			toks, err := tokenize(text[:at], false)
 			if err != nil {
 				return nil, err
 			}
@@ -303,7 +309,7 @@ func (s *specialBackend) Tokenize(text string, addSpecial bool) ([]int, error) {
 		if mk == "" {
 			break
 		}
-		out = append(out, s.ids[mk])
+		out = append(out, ids[mk])
 		text = text[at+len(mk):]
 	}
 	return out, nil

@@ -85,8 +85,9 @@ type GenOptions struct {
 	JSON       bool
 
 	// MaxTokens is the hole's token budget (0: DefaultGenTokens). The
-	// generation that fills it gets two tokens more, for the token
-	// healed before it and the boundary after it.
+	// generation that fills it gets a token more for the prompt token
+	// healed before it (unless RunOptions.NoHeal), and one for the start
+	// of the literal text after a constrained hole, which ends it.
 	MaxTokens int
 	// Stop ends a free hole at the first of these strings, which is left
 	// out of the value (a constrained hole ends where its language does).

@@ -26,7 +26,8 @@
 // reins.Model.Choose in context, healed, with the literal text after it
 // to the end of its line as ChooseOptions.Then.
 //
-// Role blocks ({{#user}}...{{/user}}) are written in a ChatFormat: the
-// model's (ChatFor), or RunOptions.Chat. Formats whose markers are
-// special tokens need a backend that tokenizes them (SpecialTokens).
+// Role blocks ({{#user}}...{{/user}}) are written in a chat.Format: the
+// model's (chat.For), or RunOptions.Chat. Formats whose markers are
+// special tokens need a backend that tokenizes them as such
+// (chat.SpecialTokens); Run checks that each marker is one token.
 package program

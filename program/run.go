@@ -25,12 +25,14 @@ type RunOptions struct {
 	// (or a []any of strings) for {{#each name}}.
 	Vars map[string]any
 	// Temperature is the default of holes that set none; Seed seeds
-	// sampling (hole i samples with Seed+i).
+	// sampling: the i-th hole filled (from 0, gens and selects in the
+	// order they run, each {{#each}} iteration's own) samples with
+	// Seed+i, so a run is reproduced by its seed.
 	Temperature float64
 	Seed        uint64
 	// TopLogprobs is how many alternatives each captured token reports.
 	TopLogprobs int
-	// Chat is the format of role blocks; nil asks the model (ChatFor).
+	// Chat is the format of role blocks; nil asks the model (chat.For).
 	Chat *chat.Format
 	// NoHeal turns token healing off (for comparison: the prompt's last
 	// token then stays, and a hole starts after it).
@@ -120,8 +122,34 @@ func (p *Program) Run(ctx context.Context, m *reins.Model, opts *RunOptions) (*R
 	}
 	if v := m.Vocab(); v != nil {
 		r.v = v
+		if err := checkMarkerTokens(m, r.chat); err != nil {
+			return nil, err
+		}
 	}
 	return r.run(ctx)
+}
+
+// checkMarkerTokens checks that a local model tokenizes each special
+// marker of the chat format f as its special token, not as text (a
+// backend not wrapped with chat.SpecialTokens).
+func checkMarkerTokens(m *reins.Model, f *chat.Format) error {
+	if f == nil || !f.Special {
+		return nil
+	}
+	ids, err := f.MarkerIDs(m.Vocab())
+	if err != nil {
+		return fmt.Errorf("program: %w", err)
+	}
+	for _, mk := range f.Markers() {
+		toks, err := m.Tokenize(mk, false)
+		if err != nil {
+			return fmt.Errorf("program: tokenize the chat marker %q: %w", mk, err)
+		}
+		if len(toks) != 1 || toks[0] != ids[mk] {
+			return fmt.Errorf("program: the backend tokenizes the chat marker %q of format %s as text (%d tokens), not as its special token %d: wrap it with chat.SpecialTokens", mk, f.Name, len(toks), ids[mk])
+		}
+	}
+	return nil
 }
 
 // stepKind is what a step of an unrolled program does.
@@ -314,10 +342,11 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			var c *Capture
 			var err error
 			follow := r.following(i + 1)
+			hole := uint64(len(res.Captures)) // the holes filled before this one
 			if st.kind == stepGen {
-				c, err = r.gen(ctx, text.String(), st, follow, uint64(i))
+				c, err = r.gen(ctx, text.String(), st, follow, hole)
 			} else {
-				c, err = r.choose(ctx, text.String(), st, follow, uint64(i))
+				c, err = r.choose(ctx, text.String(), st, follow, hole)
 			}
 			if err == nil {
 				err = r.checkMarkers(st.pos, "capture "+strconv.Quote(st.name), c.Value)
@@ -475,7 +504,17 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	if budget == 0 {
 		budget = DefaultGenTokens
 	}
-	opts := reins.Options{MaxTokens: budget + 2, TopLogprobs: r.opts.TopLogprobs, Temperature: r.opts.Temperature,
+	// The generation may spend a token more on each side of the value:
+	// the prompt's last token, healed, and the start of the text after
+	// the hole, which ends a constrained value.
+	slack := 0
+	if !r.opts.NoHeal {
+		slack++
+	}
+	if h.g != nil && r.boundary(follow) != "" {
+		slack++
+	}
+	opts := reins.Options{MaxTokens: budget + slack, TopLogprobs: r.opts.TopLogprobs, Temperature: r.opts.Temperature,
 		TopK: o.TopK, TopP: o.TopP, MinP: o.MinP, Seed: r.opts.Seed + index, Stop: o.Stop}
 	if o.Temperature != nil {
 		opts.Temperature = *o.Temperature

@@ -320,12 +320,21 @@ func TestSpecialTokens(t *testing.T) {
 func TestJSONCapture(t *testing.T) {
 	p, err := Parse("t", `Data: {{gen "d" json=true max_tokens=40}}`+"\n", nil)
 	require.NoError(t, err)
-	res, err := p.Run(context.Background(), reins.Builtin(), &RunOptions{Temperature: 1, Seed: 3})
-	require.NoError(t, err)
-	c := res.Capture("d")
-	var v any
-	require.NoError(t, json.Unmarshal([]byte(c.Value), &v), c.Value)
-	assert.NotNil(t, c.JSON)
+	nonNull := 0
+	for seed := range uint64(8) {
+		res, err := p.Run(context.Background(), reins.Builtin(), &RunOptions{Temperature: 1, Seed: seed})
+		require.NoError(t, err)
+		c := res.Capture("d")
+		var v any
+		dec := json.NewDecoder(strings.NewReader(c.Value))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&v), c.Value)
+		assert.Equal(t, v, c.JSON, "seed %d: %s", seed, c.Value)
+		if v != nil {
+			nonNull++
+		}
+	}
+	assert.Positive(t, nonNull, "some value other than null")
 }
 
 // TestUnfinishedHoleIsAnErrorAtItsPosition: a budget too small for the
@@ -341,4 +350,29 @@ func TestUnfinishedHoleIsAnErrorAtItsPosition(t *testing.T) {
 	assert.Equal(t, "t:2:1", pe.Pos.String())
 	assert.ErrorIs(t, err, reins.ErrUnfinished)
 	assert.Equal(t, "Start.\n", res.Text)
+}
+
+// TestMarkersMustBeSpecialTokens: a format whose markers are special
+// tokens runs only on a backend that tokenizes them as such; on one that
+// spells them as text the prompt would be wrong, and Run says so.
+func TestMarkersMustBeSpecialTokens(t *testing.T) {
+	f := &chat.Format{Name: "test", Special: true,
+		Start: [3]string{"<s>system\n", "<s>user\n", "<s>assistant\n"}, End: [3]string{"</s>\n", "</s>\n", "</s>\n"}}
+	require.Equal(t, []string{"<s>", "</s>"}, f.Markers())
+	p, err := Parse("t", "{{#user}}Hi{{/user}}{{#assistant}}{{gen \"a\" max_tokens=2}}{{/assistant}}", nil)
+	require.NoError(t, err)
+
+	_, err = p.Run(context.Background(), reins.Builtin(), &RunOptions{Chat: f})
+	assert.ErrorContains(t, err, "as text")
+	assert.ErrorContains(t, err, "chat.SpecialTokens")
+
+	b := fixture.New().NewBackend()
+	res, err := p.Run(context.Background(), reins.New(chat.SpecialTokens(b, f.Markers()...)), &RunOptions{Chat: f})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(res.Text, "<s>user\nHi</s>\n<s>assistant\n"), res.Text)
+
+	missing := *f
+	missing.Start[0] = "<sys>"
+	_, err = p.Run(context.Background(), reins.New(chat.SpecialTokens(b, missing.Markers()...)), &RunOptions{Chat: &missing})
+	assert.ErrorContains(t, err, `no special token "<sys>"`)
 }

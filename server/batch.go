@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/vocab"
 )
@@ -213,35 +213,7 @@ func (v *view) tokenize(text string, addSpecial bool) ([]int, error) {
 // become their special tokens, the text between is tokenized as text
 // (the messages were checked to hold no marker).
 func (v *view) chatTokenize(text string, addSpecial bool) ([]int, error) {
-	var out []int
-	if addSpecial {
-		bos, err := v.tokenize("", true)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, bos...)
-	}
-	for text != "" {
-		at, mk := len(text), ""
-		for m := range v.markers {
-			if i := strings.Index(text, m); i >= 0 && (i < at || i == at && len(m) > len(mk)) {
-				at, mk = i, m
-			}
-		}
-		if at > 0 {
-			toks, err := v.tokenize(text[:at], false)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, toks...)
-		}
-		if mk == "" {
-			break
-		}
-		out = append(out, v.markers[mk])
-		text = text[at+len(mk):]
-	}
-	return out, nil
+	return chat.TokenizeMarked(text, addSpecial, v.markers, v.tokenize)
 }
 
 // Eval queues the request for the batcher's next evaluation and waits
