@@ -104,3 +104,24 @@ func topLogprobs(v *vocab.Vocab, logprobs []float32, ids []int) []TopLogprob {
 	}
 	return out
 }
+
+// MarshalJSON writes the token in OpenAI's shape, where top_logprobs is
+// a list even when no alternatives were asked for.
+func (t Token) MarshalJSON() ([]byte, error) {
+	type plain Token // without this method
+	p := plain(t)
+	if p.TopLogprobs == nil {
+		p.TopLogprobs = []TopLogprob{}
+	}
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes top_logprobs as a list, as Token does.
+func (l Logprobs) MarshalJSON() ([]byte, error) {
+	type plain Logprobs
+	p := plain(l)
+	if p.TopLogprobs == nil {
+		p.TopLogprobs = []TopLogprob{}
+	}
+	return json.Marshal(p)
+}
