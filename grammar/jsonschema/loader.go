@@ -2,12 +2,13 @@ package jsonschema
 
 import (
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/reins-go/reins/internal/fileread"
 )
 
 // DirLoader returns a Loader for $refs to schema files under dir (the
@@ -64,46 +65,24 @@ func DirLoader(dir string, maxBytes int64) Loader {
 			return nil, refuse("%v", err)
 		}
 		if !info.Mode().IsRegular() {
-			return nil, refuse("not a regular file (%s)", kindOf(info.Mode()))
+			return nil, refuse("not a regular file (%s)", fileread.Kind(info.Mode()))
 		}
 		if info.Size() > maxBytes {
 			return nil, refuse("the file is %d bytes, more than the limit of %d", info.Size(), maxBytes)
 		}
 		// Non-blocking, should it have become a FIFO since Stat.
-		f, err := r.OpenFile(rel, os.O_RDONLY|oNonblock, 0)
+		f, err := fileread.OpenIn(r, rel)
 		if err != nil {
 			return nil, refuse("%v", err)
 		}
 		defer f.Close()
-		if now, err := f.Stat(); err != nil || !now.Mode().IsRegular() || !os.SameFile(info, now) {
+		if now, err := f.Stat(); err != nil || !os.SameFile(info, now) {
 			return nil, refuse("the file changed while it was opened")
 		}
-		data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+		data, err := fileread.ReadAll(f, "the file", maxBytes)
 		if err != nil {
 			return nil, refuse("%v", err)
 		}
-		if int64(len(data)) > maxBytes {
-			return nil, refuse("the file is more than %d bytes", maxBytes)
-		}
 		return data, nil
 	}
-}
-
-// kindOf names a file mode's type.
-func kindOf(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return m.Type().String()
 }

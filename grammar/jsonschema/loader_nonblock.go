@@ -1,9 +1,0 @@
-//go:build !js && !wasip1
-
-package jsonschema
-
-import "syscall"
-
-// oNonblock opens a file without waiting: a named pipe without a writer
-// would block its reader's open.
-const oNonblock = syscall.O_NONBLOCK
