@@ -57,15 +57,15 @@ func TestHostileFigures(t *testing.T) {
 		{"string length", fmt.Sprintf("a string of %d bytes, the longest accepted", gguf.MaxStringLen), write("strmax", func(m *model) {
 			m.set("x.string", strings.Repeat("x", gguf.MaxStringLen))
 		}), nil},
-		{"metadata size", "15 strings of 16 MiB (240 MiB, under the 256 MiB budget)", write("meta240", func(m *model) {
+		{"metadata size", "3 strings of 16 MiB (48 MiB, under the 64 MiB budget)", write("meta48", func(m *model) {
 			s := strings.Repeat("y", gguf.MaxStringLen)
-			for i := range 15 {
+			for i := range 3 {
 				m.set(fmt.Sprintf("x.s%d", i), s)
 			}
 		}), nil},
-		{"metadata size", "16 strings of 16 MiB (over the budget)", write("meta256", func(m *model) {
+		{"metadata size", "4 strings of 16 MiB (over the budget)", write("meta64", func(m *model) {
 			s := strings.Repeat("y", gguf.MaxStringLen)
-			for i := range 16 {
+			for i := range 4 {
 				m.set(fmt.Sprintf("x.s%d", i), s)
 			}
 		}), nil},

@@ -13,20 +13,22 @@ import (
 
 // Limits the reader enforces beyond "fits in the file". llama.cpp's own
 // reader (gguf.cpp) trusts counts and lengths up to what memory allows,
-// and some of its work grows with the square of a count (each new key
-// and tensor name is compared with every earlier one: 200,000 keys take
-// it 25 s). These bounds are far above what real models use (a few dozen
-// keys, at most a few thousand tensors, vocabularies and merge lists of
-// a few hundred thousand entries, chat templates of a few KiB) and keep
-// a hostile header's cost small, in time and in memory, before anything
-// is read.
+// some of its work grows with the square of a count (each new key and
+// tensor name is compared with every earlier one: 200,000 keys take it
+// 25 s), and it keeps several copies of the metadata (a loaded model
+// holds about six times the metadata's size). These bounds are far above
+// what real models use (a few dozen keys, at most a few thousand
+// tensors, vocabularies and merge lists of a few hundred thousand
+// entries, under 20 MB of metadata, chat templates of a few KiB) and
+// keep a hostile header's cost small, in time and in memory, before
+// anything is read.
 const (
 	MaxKeys          = 8192      // metadata key-value pairs
 	MaxTensors       = 16384     // tensors
 	MaxArrayLen      = 1 << 22   // elements of one metadata array
 	MaxKeyLen        = 1 << 16   // bytes of a key (the GGUF specification's limit)
 	MaxStringLen     = 16 << 20  // bytes of one metadata string
-	MaxMetadataBytes = 256 << 20 // metadata in memory, all values together (a string counts 16 bytes more than its length)
+	MaxMetadataBytes = 64 << 20  // metadata in memory, all values together (a string counts 16 bytes more than its length)
 
 	maxDims       = 4  // GGML_MAX_DIMS
 	maxTensorName = 63 // GGML_MAX_NAME less the terminating NUL
