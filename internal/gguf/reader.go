@@ -23,12 +23,12 @@ import (
 // keep a hostile header's cost small, in time and in memory, before
 // anything is read.
 const (
-	MaxKeys          = 8192      // metadata key-value pairs
-	MaxTensors       = 16384     // tensors
-	MaxArrayLen      = 1 << 22   // elements of one metadata array
-	MaxKeyLen        = 1 << 16   // bytes of a key (the GGUF specification's limit)
-	MaxStringLen     = 16 << 20  // bytes of one metadata string
-	MaxMetadataBytes = 64 << 20  // metadata in memory, all values together (a string counts 16 bytes more than its length)
+	MaxKeys          = 8192     // metadata key-value pairs
+	MaxTensors       = 16384    // tensors
+	MaxArrayLen      = 1 << 22  // elements of one metadata array
+	MaxKeyLen        = 1 << 16  // bytes of a key (the GGUF specification's limit)
+	MaxStringLen     = 16 << 20 // bytes of one metadata string
+	MaxMetadataBytes = 64 << 20 // metadata in memory, all values together (a string counts 16 bytes more than its length)
 
 	maxDims       = 4  // GGML_MAX_DIMS
 	maxTensorName = 63 // GGML_MAX_NAME less the terminating NUL
