@@ -37,10 +37,14 @@ type Automaton struct {
 	costsOnce  sync.Once
 	tokenCosts *earley.Costs
 	// build serialises the computing of new state masks, which grows dfa.
-	build sync.Mutex
-	dfa   *earley.LocalDFA
-	walk  dfaWalk // under build
-	memo  walkMemo
+	build   sync.Mutex
+	dfa     *earley.LocalDFA
+	walk    dfaWalk // under build
+	memo    walkMemo
+	cdRoots []int32
+	// parserOnly makes walkContextDependent walk with the parser alone
+	// (for tests that compare).
+	parserOnly bool
 	// contexts keys whole parse states (at most maxContexts); cdDone
 	// caches, under mu, the context-dependent tokens a whole state allows
 	// (a state recurs at every character of a string, say), up to
@@ -151,6 +155,43 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	a.masks[strings.Clone(key)] = e
 	a.mu.Unlock()
 	return e, sigBuf
+}
+
+// walkContextDependent calls allow for each token of cd that the parse
+// p accepts. The parser is pushed to each subtree's root; below it, the
+// parser's local view there (a LocalDFA state, with its transitions and
+// memo shared by every walk) decides what it can, and the parser walks
+// only the subtrees the local view leaves to context again. Without the
+// automaton's build lock (another goroutine builds a state), the parser
+// walks all of it.
+func (a *Automaton) walkContextDependent(cd *subtrees, p *earley.Parser, allow func(tok int32)) {
+	if a.parserOnly || !a.build.TryLock() {
+		cd.walk(a.vocab, p, 0, allow, nil)
+		return
+	}
+	defer a.build.Unlock()
+	t := cd.t
+	w := &a.walk
+	var path []byte // the path to the previous root, whose parser state...
+	s0 := int32(-1) // ...is s0 as the local view sees it
+	cd.walk(a.vocab, p, 0, allow, func(r int32) {
+		rn := &t.nodes[r]
+		base := int(rn.depth) - 1
+		// Sibling roots share their parser state: look it up once.
+		if want := a.vocab.Bytes(int(t.toks[rn.tokStart]))[:base]; s0 < 0 || string(want) != string(path) {
+			path, s0 = want, a.dfa.Start(p)
+		}
+		w.t, w.acc, w.cd = t, w.acc[:0], w.cd[:0]
+		w.sizeStack()
+		w.walk(int(r), int(r)+int(rn.size), base, s0, false, w.memo != nil)
+		for _, tok := range w.acc {
+			allow(tok)
+		}
+		if len(w.cd) > 0 {
+			a.cdRoots = append(a.cdRoots[:0], w.cd...)
+			(&subtrees{t: t, roots: a.cdRoots}).walk(a.vocab, p, base, allow, nil)
+		}
+	})
 }
 
 // CachedStates returns how many parser states have cached masks.

@@ -14,9 +14,10 @@ func (m *Matcher) Parser() *earley.Parser { return m.p }
 func (a *Automaton) Prog() *grammar.Prog { return a.prog }
 func (a *Automaton) Trie() *Trie         { return a.trie }
 
-// WithoutMemo makes the automaton walk every subtree itself, for tests
-// that compare its masks with the memo's.
-func (a *Automaton) WithoutMemo() { a.walk.memo = nil }
+// Plain makes the automaton walk every subtree itself, without the
+// memo, and context-dependent tokens with the parser alone: the
+// reference that tests compare the shortcuts' masks with.
+func (a *Automaton) Plain() { a.walk.memo, a.parserOnly = nil, true }
 
 // MemoEntries returns how many subtree walks the memo holds.
 func (a *Automaton) MemoEntries() int { return len(a.memo.m) }

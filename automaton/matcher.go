@@ -101,7 +101,7 @@ func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 		return
 	}
 	m.mask, m.allowed = mask, m.allowed[:0]
-	cd.walk(a.vocab, m.p, m.allow)
+	a.walkContextDependent(cd, m.p, m.allow)
 	if key == 0 {
 		return // a state past maxContexts: not cached
 	}

@@ -21,9 +21,11 @@ num ::= "-"? [0-9]+ ("." [0-9]+)?
 ws ::= [ \n]?`
 
 // TestWalkMemoAgrees checks that masks taken from the walk memo (a
-// subtree walked once from a canonical state) equal masks walked in
-// full, along random walks on the Llama-3 vocabulary, where subtrees are
-// large enough for the memo.
+// subtree walked once from a canonical state), with context-dependent
+// tokens walked by the local view below each root, equal masks walked
+// in full with context-dependent tokens walked by the parser, along
+// random walks on the Llama-3 vocabulary, where subtrees are large
+// enough for the memo.
 func TestWalkMemoAgrees(t *testing.T) {
 	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
 	require.NoError(t, err)
@@ -31,7 +33,7 @@ func TestWalkMemoAgrees(t *testing.T) {
 s ::= "\"" [a-z ]{0,12} "\"" | [0-9]+`} {
 		withMemo := bindGBNF(t, v, src)
 		plain := bindGBNF(t, v, src)
-		plain.WithoutMemo()
+		plain.Plain()
 		r := rand.New(rand.NewPCG(7, 8))
 		got := make([]uint32, automaton.MaskWords(v.Len()))
 		want := make([]uint32, len(got))

@@ -256,11 +256,16 @@ type subtreeWalk struct {
 
 // run walks the whole trie from s0.
 func (w *dfaWalk) run(s0 int32) {
+	w.sizeStack()
+	w.walk(0, len(w.t.nodes), 0, s0, false, w.memo != nil)
+}
+
+// sizeStack makes st as deep as the trie.
+func (w *dfaWalk) sizeStack() {
 	if cap(w.st) < w.t.maxDepth+1 {
 		w.st = make([]int32, w.t.maxDepth+1)
 	}
 	w.st = w.st[:w.t.maxDepth+1]
-	w.walk(0, len(w.t.nodes), 0, s0, false, w.memo != nil)
 }
 
 // walk walks nodes [from, to), whole subtrees whose parent is at depth
@@ -362,10 +367,12 @@ type subtrees struct {
 }
 
 // walk calls allow for every token of the subtrees whose whole byte
-// string w accepts. It pushes the path to each root (the first bytes of
+// string w accepts, w being at depth base of the trie (the roots are
+// below it). It pushes the path to each root (the bytes after base of
 // any of its tokens), keeping what the previous root's path shares with
-// it, and walks the subtree as walkRange does.
-func (s *subtrees) walk(v *vocab.Vocab, w byteWalker, allow func(tok int32)) {
+// it, and walks the subtree with walkRoot, or as walkRange does when
+// walkRoot is nil.
+func (s *subtrees) walk(v *vocab.Vocab, w byteWalker, base int, allow func(tok int32), walkRoot func(r int32)) {
 	t := s.t
 	var path []byte // the bytes pushed
 	refused := -1   // the byte w refused after path, if any
@@ -373,7 +380,7 @@ func (s *subtrees) walk(v *vocab.Vocab, w byteWalker, allow func(tok int32)) {
 		root := &t.nodes[r]
 		// A subtree's first token (at tokStart, as the trie was built)
 		// spells the path to it.
-		want := v.Bytes(int(t.toks[root.tokStart]))[:root.depth-1]
+		want := v.Bytes(int(t.toks[root.tokStart]))[base : root.depth-1]
 		common := 0
 		for common < len(path) && common < len(want) && path[common] == want[common] {
 			common++
@@ -393,7 +400,11 @@ func (s *subtrees) walk(v *vocab.Vocab, w byteWalker, allow func(tok int32)) {
 		if refused >= 0 {
 			continue
 		}
-		t.walkRange(w, int(r), int(r)+int(root.size), int(root.depth)-1, allow)
+		if walkRoot != nil {
+			walkRoot(r)
+		} else {
+			t.walkRange(w, int(r), int(r)+int(root.size), int(root.depth)-1, allow)
+		}
 	}
 	w.Pop(len(path))
 }

@@ -1,8 +1,6 @@
 package earley
 
 import (
-	"slices"
-
 	"github.com/reins-go/reins/grammar"
 )
 
@@ -25,6 +23,7 @@ type dfaItem struct {
 type dfaState struct {
 	lo, hi  uint32
 	hash    uint64
+	canon   int32 // Canon's answer plus one; 0 not yet computed
 	absorbs bool
 }
 
@@ -139,6 +138,31 @@ func (d *LocalDFA) Step(s int32, b byte) (int32, bool) {
 func (d *LocalDFA) Peek(s int32, b byte) (next int32, taint, ok bool) {
 	v := d.trans[int(s)*d.nclass+int(d.class[b])]
 	return int32(v>>1) - 2, v&1 != 0, v != 0
+}
+
+// Canon returns the state s would be if every rule that began before s
+// (at an earlier state of the walk, or below the walk) had begun below
+// the walk: s's items with every origin but s itself made outer. Its
+// local view is s's until one of those rules ends, where a walk from s
+// goes on into the state the rule began at and a walk from Canon(s) is
+// tainted instead. So a token Canon(s) accepts, s accepts; one it
+// refuses untainted, s refuses; only the rest depends on where the rules
+// began. States that differ only in that share their canonical state,
+// and whatever is computed from it.
+func (d *LocalDFA) Canon(s int32) int32 {
+	if c := d.states[s].canon; c != 0 {
+		return c - 1
+	}
+	d.begin()
+	for _, it := range d.stateItems(s) {
+		if it.origin != dfaHere {
+			it.origin = dfaOuter
+		}
+		d.keep(it)
+	}
+	c := d.intern()
+	d.states[s].canon, d.states[c].canon = c+1, c+1
+	return c
 }
 
 // stateItems returns the byte and call items of state s.
@@ -307,8 +331,14 @@ func (d *LocalDFA) intern() int32 {
 		}
 	}
 	d.states = append(d.states, dfaState{lo: lo, hi: uint32(len(d.items)), hash: h})
-	d.trans = slices.Grow(d.trans, d.nclass)[:len(d.trans)+d.nclass]
-	clear(d.trans[len(d.trans)-d.nclass:])
+	if n := len(d.trans) + d.nclass; n > cap(d.trans) {
+		// Double: append's growth of a large slice is a quarter, and
+		// rows are added one at a time.
+		t := make([]uint32, len(d.trans), max(2*cap(d.trans), 64*d.nclass))
+		copy(t, d.trans)
+		d.trans = t
+	}
+	d.trans = d.trans[:len(d.trans)+d.nclass] // zero: the table never shrinks
 	return id
 }
 
