@@ -122,41 +122,52 @@ func (e *Error) Error() string {
 }
 
 // Compile compiles a JSON Schema document (drafts 4 to 2020-12; santhosh-
-// tekuri/jsonschema checks it first). It supports, exactly or within the
-// subset the package documentation describes:
+// tekuri/jsonschema checks it first; keywords as the draft its $schema
+// names reads them). It supports, exactly or within the subset the
+// package documentation describes:
 //
 //   - boolean schemas; type (one or several); nullable (OpenAPI);
-//   - enum and const (values filtered through the rest of the schema;
-//     values are written as the schema writes them: object keys in its
-//     order, numbers in its spelling, a narrower subset of equal values);
-//   - properties, required (a required property not listed takes the
-//     additionalProperties schema), additionalProperties (absent, true,
-//     false or a schema), minProperties 0 or 1, patternProperties when
-//     additionalProperties is false and the patterns share one schema;
+//   - enum and const (values checked against the rest of the schema;
+//     written as the schema writes them, numbers with trailing zeros
+//     too, small objects' members in any order);
+//   - properties, required, additionalProperties, patternProperties
+//     (keys split by pattern with an automaton: the other keys take
+//     additionalProperties), propertyNames (by automaton),
+//     minProperties and maxProperties (counted as members are written),
+//     dependentRequired, dependentSchemas (and draft 4-7's
+//     dependencies), unevaluatedProperties (where the schemas applied
+//     in place are known once combinators are distributed);
 //   - items (a schema, or an array in older drafts), prefixItems,
-//     additionalItems, minItems, maxItems;
-//   - minLength and maxLength (code points, at most 10,000); pattern
-//     (ECMAScript, unanchored as the specification says; \s is taken as
-//     Go's space and \S as not ECMAScript's, so both readings agree);
+//     additionalItems, minItems, maxItems, unevaluatedItems, contains
+//     with minContains and maxContains (items counted), uniqueItems over
+//     items of at most 8 values (an enum, booleans, null);
+//   - minLength and maxLength (code points); pattern (ECMAScript,
+//     unanchored as the specification says; \s is taken as Go's space
+//     and \S as not ECMAScript's, so both readings agree), with length
+//     bounds, other patterns and a format by automaton;
 //   - format: date-time, date, time, duration, email, hostname, ipv4, ipv6,
 //     uuid, uri, uri-reference (see formats); formats the validator does
 //     not know are annotations;
 //   - minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft 4's
-//     boolean forms too) for integers and numbers, exact;
-//   - anyOf; oneOf when no value can satisfy two branches, proved for
-//     each type of value apart (different types, different enum
-//     values, or, for objects, a required property fixed to different
-//     values or forbidden by the other branch); a type whose every value
-//     satisfies two branches is left out, so a tagged union without
-//     "type": "object" takes objects only; allOf and sibling keywords
-//     merged where exact, numeric bounds compared exactly;
+//     boolean forms too) for integers and numbers, exact; multipleOf
+//     (a range with at most so many fraction digits, the multiples
+//     written out, or an automaton of remainders);
+//   - allOf and the siblings of $ref and of combinators, intersected;
+//     anyOf; oneOf, each branch taken without the values of the
+//     branches it may overlap (proved exclusive by type, enum values or
+//     tags where it can be, negated where not); not; if, then and else
+//     (if and then, or not if and else) — negation covers every keyword
+//     but multipleOf, uniqueItems, additionalProperties,
+//     patternProperties, propertyNames, oneOf and formats;
 //   - $ref to JSON pointers, $ids (draft 4's id) and anchors, within the
 //     document or, through Options.Loader, in others; recursion allowed;
 //   - the annotations (title, description, default, ...).
 //
 // A subschema no value satisfies drops the optional property or anyOf
-// branch it belongs to. Any other keyword is an *Error naming it and its
-// JSON pointer, unless Options.Relax names it.
+// branch it belongs to. Any other keyword, and any of these where reins
+// cannot be exact (see limits.go for the bounds of the constructions),
+// is an *Error naming it and its JSON pointer, unless Options.Relax
+// names it.
 //
 // Compile's time and memory grow polynomially, and slowly, with the
 // schema's size: see the limits (MaxSchemaBytes and the others), past

@@ -53,3 +53,27 @@ const (
 	limitGrammar      = "grammar.MaxInst" // the grammar's instruction budget
 	limitWork         = "work"            // a proof's or a merge's step budget
 )
+
+// Bounds of the constructions (unexported: a schema past one is an
+// *Error naming the keyword, a refusal rather than a limit): each keeps
+// a construction's grammar, and the work to build it, small.
+//
+//   - maxDFAStates (4096): the states of an automaton of keys or
+//     strings (patternProperties, propertyNames, a pattern with length
+//     bounds, several patterns, a negated pattern).
+//   - maxKeyPatterns (16): the patterns one object's keys are split by.
+//   - maxUniqueValues (8): the values of the items of an array with
+//     uniqueItems (a rule per set of them).
+//   - maxContainsStates (512): the counts an array with contains keeps.
+//   - maxObjectStates (4096): the states of an object counting its
+//     properties (maxProperties).
+//   - maxMultiples (256), maxModulus (1000): multipleOf's multiples
+//     written out, and the remainders of its automaton.
+//   - maxExclusions (8): the branches one oneOf branch is taken without;
+//     maxSubsetBranches (4): the anyOf branches split by which hold, for
+//     unevaluatedProperties.
+//   - maxDistribute (64): how deeply combinators nest as they are
+//     distributed; maxMergeDepth (256) and maxMergeWork (2^20): allOf and
+//     $refs followed in place, and the steps of intersecting.
+//   - maxSchemaNodes (20,000): the schema objects parsed; maxLowered
+//     (80,000): the Nodes lowered.

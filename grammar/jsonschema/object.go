@@ -204,8 +204,8 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		return nil, c.errorf(ptr, "minProperties", "at least %d properties, more than the %d listed, is not supported (additional keys may repeat one another)", minProps, countPresent(members))
 	}
 	if maxProps == 0 {
-		if len(required) > 0 {
-			return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties")
+		if len(required) > 0 || minProps > 0 {
+			return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties or minProperties")
 		}
 		return grammar.Seq(lit("{"), l.empty, lit("}")), nil
 	}
