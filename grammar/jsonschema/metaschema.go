@@ -22,6 +22,7 @@ import (
 var flatDraft2020 string
 
 const (
+	draft4URL        = "http://json-schema.org/draft-04/schema"
 	draft2020URL     = "https://json-schema.org/draft/2020-12/schema"
 	flatDraft2020URL = "https://reins.invalid/metaschema/draft2020-12.json"
 )
@@ -66,6 +67,12 @@ func checkSchema(doc any, raw []byte, opts Options) error {
 		if u, ok := root["$schema"].(string); ok {
 			url = strings.TrimSuffix(strings.Replace(u, "https://json-schema.org/draft-0", "http://json-schema.org/draft-0", 1), "#")
 		}
+	}
+	switch url {
+	case draft2020URL:
+		return metaCheck2020(doc)
+	case draft4URL:
+		return metaCheckDraft4(doc)
 	}
 	metas, err := metaschemas()
 	if err != nil {

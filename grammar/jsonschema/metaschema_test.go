@@ -177,3 +177,107 @@ func FuzzFlatMetaschema(f *testing.F) {
 		}
 	})
 }
+
+// TestMetaCheckAgrees checks metaCheck2020 against the validator with
+// the flat draft 2020-12 metaschema, which Compile used to check with:
+// the same verdict on the metaschema corpus, the official suite's draft
+// 2020-12 schemas and maskbench-dev's schemas.
+func TestMetaCheckAgrees(t *testing.T) {
+	metas, err := metaschemas()
+	require.NoError(t, err)
+	flat := metas[draft2020URL]
+	rejected := 0
+	check := func(what string, doc any) {
+		t.Helper()
+		want, got := flat.Validate(doc), metaCheck2020(doc)
+		if want != nil {
+			rejected++
+		}
+		assert.Equal(t, want == nil, got == nil, "%s: the validator says %v, metaCheck2020 %v", what, want, got)
+	}
+	for _, text := range metaschemaCorpus(t) {
+		doc, err := decodeJSON([]byte(text))
+		require.NoError(t, err, text)
+		check(text, doc)
+	}
+	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	for _, dir := range []string{"draft2020-12", "draft7"} {
+		files, _ := filepath.Glob(filepath.Join(shared.Path(t, "json-schema-test-suite"), dir, "*.json"))
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var groups []struct{ Schema json.RawMessage }
+			require.NoError(t, json.Unmarshal(raw, &groups))
+			for _, g := range groups {
+				doc, err := decodeJSON(g.Schema)
+				require.NoError(t, err)
+				check(filepath.Base(f), doc)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var mb struct{ Schema json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &mb))
+		doc, err := decodeJSON(mb.Schema)
+		require.NoError(t, err)
+		check(filepath.Base(f), doc)
+	}
+}
+
+// TestMetaCheckDraft4Agrees checks metaCheckDraft4 against the validator
+// with draft 4's metaschema, on the metaschema corpus (with draft 4's own
+// keywords), the official suite's and maskbench-dev's schemas.
+func TestMetaCheckDraft4Agrees(t *testing.T) {
+	meta, err := santhosh.NewCompiler().Compile("http://json-schema.org/draft-04/schema")
+	require.NoError(t, err)
+	rejected := 0
+	check := func(what string, doc any) {
+		t.Helper()
+		want, got := meta.Validate(doc), metaCheckDraft4(doc)
+		if want != nil {
+			rejected++
+		}
+		assert.Equal(t, want == nil, got == nil, "%s: the validator says %v, metaCheckDraft4 %v", what, want, got)
+	}
+	corpus := metaschemaCorpus(t)
+	for _, kw := range []string{"id", "regexProperties", "exclusiveMinimum", "exclusiveMaximum"} {
+		for _, v := range keywordValues {
+			k, _ := json.Marshal(kw)
+			corpus = append(corpus, "{"+string(k)+": "+v+"}", `{"minimum": 1, "maximum": 2, `+string(k)+": "+v+"}",
+				`{"properties": {"p": {"minimum": 0, `+string(k)+": "+v+"}}}")
+		}
+	}
+	for _, text := range corpus {
+		doc, err := decodeJSON([]byte(text))
+		require.NoError(t, err, text)
+		check(text, doc)
+	}
+	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	for _, dir := range []string{"draft2020-12", "draft7"} {
+		files, _ := filepath.Glob(filepath.Join(shared.Path(t, "json-schema-test-suite"), dir, "*.json"))
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var groups []struct{ Schema json.RawMessage }
+			require.NoError(t, json.Unmarshal(raw, &groups))
+			for _, g := range groups {
+				doc, err := decodeJSON(g.Schema)
+				require.NoError(t, err)
+				check(filepath.Base(f), doc)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var mb struct{ Schema json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &mb))
+		doc, err := decodeJSON(mb.Schema)
+		require.NoError(t, err)
+		check(filepath.Base(f), doc)
+	}
+}
