@@ -331,5 +331,20 @@ func (m *Model) Tokenize(text string, addSpecial bool) ([]int, error) {
 	if m.model == nil {
 		return nil, ErrClosed
 	}
+	if err := checkTokenizeLen(text); err != nil {
+		return nil, err
+	}
 	return m.model.Tokenize(text, addSpecial, false)
+}
+
+// MaxTokenizeBytes bounds a text given to llama.cpp's tokenizer, which
+// takes its length as a 32-bit count and is given a buffer of 4 bytes a
+// byte: 64 MiB of text is millions of tokens past any context.
+const MaxTokenizeBytes = 64 << 20
+
+func checkTokenizeLen(text string) error {
+	if len(text) > MaxTokenizeBytes {
+		return fmt.Errorf("tokenize: a text of %d bytes; llama.cpp's tokenizer is given at most %d (MaxTokenizeBytes)", len(text), MaxTokenizeBytes)
+	}
+	return nil
 }

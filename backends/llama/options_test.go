@@ -272,3 +272,9 @@ func TestLogFallbackChainStaysShort(t *testing.T) {
 	assert.LessOrEqual(t, n, 2)
 	prev.Close()
 }
+
+func TestTokenizeBounded(t *testing.T) {
+	m := load(t, fixturePath(t), Options{ContextSize: 64, Sequences: 1})
+	_, err := m.Tokenize(strings.Repeat("a", MaxTokenizeBytes+1), false)
+	assert.ErrorContains(t, err, "a text of 67108865 bytes; llama.cpp's tokenizer is given at most 67108864")
+}

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/ollama/ollama/llama"
@@ -38,9 +39,22 @@ func NewReferenceVocab(v *vocab.Vocab) *ReferenceVocab {
 	return r
 }
 
+// Bounds on what the reference engine is given: llama.cpp's grammar
+// parser and its json_schema_to_grammar recurse once per level of
+// nesting and overflow the C stack (a segmentation fault: 100,000
+// nested parentheses; a schema of 10,000 nested arrays). Ten times
+// below what crashed, and far above any real grammar or schema.
+const (
+	MaxReferenceNesting = 1000    // nested groups of a grammar, objects and arrays of a schema
+	MaxReferenceSource  = 8 << 20 // bytes of a grammar or schema
+)
+
 // SchemaToGrammar is llama.cpp's json_schema_to_grammar: the GBNF
 // grammar llama.cpp derives from a JSON Schema.
 func SchemaToGrammar(schema []byte) (string, error) {
+	if err := checkReferenceSource("schema", schema, jsonNesting(schema)); err != nil {
+		return "", err
+	}
 	g := llama.SchemaToGrammar(schema)
 	if g == nil {
 		return "", errors.New("llama.cpp's json_schema_to_grammar refused the schema")
@@ -48,17 +62,83 @@ func SchemaToGrammar(schema []byte) (string, error) {
 	return string(g), nil
 }
 
+func checkReferenceSource(what string, src []byte, depth int) error {
+	switch {
+	case len(src) > MaxReferenceSource:
+		return fmt.Errorf("%s of %d bytes: llama.cpp's engine takes at most %d", what, len(src), MaxReferenceSource)
+	case depth > MaxReferenceNesting:
+		return fmt.Errorf("%s nested %d deep: llama.cpp's engine takes at most %d levels (it recurses and overflows its stack)", what, depth, MaxReferenceNesting)
+	}
+	return nil
+}
+
+// jsonNesting returns how deep objects and arrays nest in a JSON text
+// (strings skipped).
+func jsonNesting(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// gbnfNesting returns how deep groups nest in a GBNF grammar (literals,
+// character classes and comments skipped).
+func gbnfNesting(src string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '"', '[':
+			end := byte('"')
+			if c == '[' {
+				end = ']'
+			}
+			for i++; i < len(src) && src[i] != end; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case '#':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case '(':
+			depth++
+			deepest = max(deepest, depth)
+		case ')':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // ReferenceGrammar is one GBNF grammar in llama.cpp's grammar engine,
 // at one position of one output.
 type ReferenceGrammar struct {
-	r   *ReferenceVocab
-	src string
-	g   *llama.Grammar
+	r       *ReferenceVocab
+	src     string
+	g       *llama.Grammar
+	allowed []uint32 // the mask at this position, when known
+	known   bool
 }
 
 // Grammar starts llama.cpp's engine on a GBNF grammar.
 func (r *ReferenceVocab) Grammar(gbnf string) (*ReferenceGrammar, error) {
-	g := &ReferenceGrammar{r: r, src: gbnf}
+	if err := checkReferenceSource("grammar", []byte(gbnf), gbnfNesting(gbnf)); err != nil {
+		return nil, err
+	}
+	g := &ReferenceGrammar{r: r, src: gbnf, allowed: make([]uint32, (r.n+31)/32)}
 	return g, g.Reset()
 }
 
@@ -79,17 +159,35 @@ func (g *ReferenceGrammar) FillMask(mask []uint32) {
 		data[i] = llama.TokenData{ID: int32(i)}
 	}
 	g.g.Apply(data)
-	clear(mask)
+	clear(g.allowed)
 	for i, d := range data {
 		if !math.IsInf(float64(d.Logit), -1) {
-			mask[i/32] |= 1 << (i % 32)
+			g.allowed[i/32] |= 1 << (i % 32)
 		}
 	}
+	g.known = true
+	copy(mask, g.allowed)
+	clear(mask[min(len(mask), len(g.allowed)):])
 }
 
-// Accept advances by a token the engine allows: llama.cpp aborts the
-// process on any other, so check with FillMask or Allows first.
-func (g *ReferenceGrammar) Accept(tok int) { g.g.Accept(int32(tok)) }
+// Allows reports whether the engine allows tok next.
+func (g *ReferenceGrammar) Allows(tok int) bool {
+	if !g.known {
+		g.FillMask(g.allowed)
+	}
+	return tok >= 0 && tok < g.r.n && g.allowed[tok/32]&(1<<(tok%32)) != 0
+}
+
+// Accept advances by tok. A token the engine does not allow here is an
+// error, and llama.cpp is not called: it aborts the process on one.
+func (g *ReferenceGrammar) Accept(tok int) error {
+	if !g.Allows(tok) {
+		return fmt.Errorf("llama.cpp's grammar engine does not allow token %d here", tok)
+	}
+	g.g.Accept(int32(tok))
+	g.known = false
+	return nil
+}
 
 // Close frees the engine's state. It is safe to call more than once.
 func (g *ReferenceGrammar) Close() {
@@ -97,4 +195,5 @@ func (g *ReferenceGrammar) Close() {
 		g.g.Free()
 		g.g = nil
 	}
+	g.known = false
 }

@@ -69,6 +69,9 @@ func (t *Tokenizer) Tokenize(text string, addSpecial bool) ([]int, error) {
 	if t.model == nil {
 		return nil, ErrClosed
 	}
+	if err := checkTokenizeLen(text); err != nil {
+		return nil, err
+	}
 	return t.model.Tokenize(text, addSpecial, false)
 }
 
