@@ -281,3 +281,31 @@ func TestMetaCheckDraft4Agrees(t *testing.T) {
 		check(filepath.Base(f), doc)
 	}
 }
+
+// FuzzMetaCheck checks metaCheck2020 and metaCheckDraft4 against the
+// validator with the same metaschemas on fuzzed documents.
+func FuzzMetaCheck(f *testing.F) {
+	for _, s := range []string{
+		`{"type": ["string", "string"]}`, `{"properties": {"a": {"minLength": -1}}}`,
+		`{"$defs": {"a": {"$anchor": "1a"}}}`, `{"dependencies": {"a": ["b", "b"]}}`,
+		`{"patternProperties": {"^(": {}}}`, `{"allOf": []}`, `{"$id": "a#b"}`,
+		`{"enum": [1, 1.0]}`, `{"exclusiveMinimum": true}`, `{"items": [true]}`, `{"required": []}`,
+	} {
+		f.Add(s)
+	}
+	metas, err := metaschemas()
+	require.NoError(f, err)
+	flat, draft4 := metas[draft2020URL], metas["http://json-schema.org/draft-04/schema"]
+	f.Fuzz(func(t *testing.T, text string) {
+		doc, err := decodeJSON([]byte(text))
+		if err != nil {
+			return
+		}
+		if want, got := flat.Validate(doc), metaCheck2020(doc); (want == nil) != (got == nil) {
+			t.Fatalf("%s: the validator says %v, metaCheck2020 %v", text, want, got)
+		}
+		if want, got := draft4.Validate(doc), metaCheckDraft4(doc); (want == nil) != (got == nil) {
+			t.Fatalf("%s: the validator says %v, metaCheckDraft4 %v", text, want, got)
+		}
+	})
+}
