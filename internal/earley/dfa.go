@@ -63,9 +63,13 @@ type LocalDFA struct {
 	nclass int
 	// scratch for building a state
 	build []dfaItem
-	seen  keySet   // the items built whose rule began elsewhere
-	here  pcStamps // those whose rule began at the state being built
-	taint bool
+	// kept are the byte and call items of build, the ones a state keeps,
+	// and keptHash the sum of their keys mixed.
+	kept     []dfaItem
+	keptHash uint64
+	seen     keySet   // the items built whose rule began elsewhere
+	here     pcStamps // those whose rule began at the state being built
+	taint    bool
 	// scratch for Absorbs: the steps seen, the work list, and the ASCII
 	// set the states' absorbs flags hold for.
 	absorbSeen  keySet
@@ -116,7 +120,7 @@ func (d *LocalDFA) Start(ps *Parser) int32 {
 		if it.origin == cur {
 			o = dfaHere
 		}
-		d.keep(dfaItem{it.pc, o})
+		d.keep(dfaItem{it.pc, o}, d.prog.Inst[it.pc].Op)
 	}
 	return d.intern()
 }
@@ -158,7 +162,7 @@ func (d *LocalDFA) Canon(s int32) int32 {
 		if it.origin != dfaHere {
 			it.origin = dfaOuter
 		}
-		d.keep(it)
+		d.keep(it, d.prog.Inst[it.pc].Op)
 	}
 	c := d.intern()
 	d.states[s].canon, d.states[c].canon = c+1, c+1
@@ -217,16 +221,21 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 }
 
 func (d *LocalDFA) begin() {
-	d.build = d.build[:0]
+	d.build, d.kept, d.keptHash = d.build[:0], d.kept[:0], 0
 	d.seen.Reset()
 	d.here.reset(len(d.prog.Inst))
 	d.taint = false
 }
 
-// keep records an item of the state being built, once.
-func (d *LocalDFA) keep(it dfaItem) {
+// keep records an item of the state being built, once; op is its
+// instruction's.
+func (d *LocalDFA) keep(it dfaItem, op grammar.InstOp) {
 	if d.mark(it) {
 		d.build = append(d.build, it)
+		if op == grammar.InstByte || op == grammar.InstCall {
+			d.kept = append(d.kept, it)
+			d.keptHash += mix64(it.key())
+		}
 	}
 }
 
@@ -249,7 +258,7 @@ func (d *LocalDFA) add(pc uint32, origin int32) {
 			return
 		}
 		if in.Op != grammar.InstSplit {
-			d.keep(dfaItem{pc, origin})
+			d.keep(dfaItem{pc, origin}, in.Op)
 			return
 		}
 		if !d.mark(dfaItem{pc, origin}) {
@@ -302,15 +311,8 @@ func (d *LocalDFA) close() {
 // not depend on the items' order, and told apart by the set of items
 // just built (seen), so that no sort is needed.
 func (d *LocalDFA) intern() int32 {
-	var h uint64
-	n := 0
-	for _, it := range d.build {
-		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
-			h += mix64(it.key())
-			n++
-		}
-	}
-	h = mix64(h + uint64(n))
+	n := len(d.kept)
+	h := mix64(d.keptHash + uint64(n))
 	if 2*(len(d.states)+1) > len(d.index) {
 		d.growIndex()
 	}
@@ -325,11 +327,7 @@ func (d *LocalDFA) intern() int32 {
 	id := int32(len(d.states))
 	d.index[i] = id + 1
 	lo := uint32(len(d.items))
-	for _, it := range d.build {
-		if op := d.prog.Inst[it.pc].Op; op == grammar.InstByte || op == grammar.InstCall {
-			d.items = append(d.items, it)
-		}
-	}
+	d.items = append(d.items, d.kept...)
 	d.states = append(d.states, dfaState{lo: lo, hi: uint32(len(d.items)), hash: h})
 	if n := len(d.trans) + d.nclass; n > cap(d.trans) {
 		// Double: append's growth of a large slice is a quarter, and

@@ -423,7 +423,7 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	}
 	cur := ps.top()
 	ps.kernel = ps.kernel[:0]
-	if inSet != nil {
+	if inSet != nil && len(ps.prog.TokenSets) > 0 {
 		for _, it := range ps.set(cur) {
 			in := &ps.prog.Inst[it.pc]
 			if in.Op == grammar.InstToken && inSet(int(in.Arg)) {
