@@ -246,3 +246,55 @@ func ExampleConstraint_Check() {
 	// 10 1 11
 	// rejected at byte 10 (line 1, column 11): '}' is not allowed; expected '"', '-', '0'-'9', '[', 'f', 'n', 't', '{'
 }
+
+// A prefill decides the output's beginning: the model continues it and
+// the constraint starts past it; the whole output is Prefill+Text.
+func ExampleModel_Generate_prefill() {
+	m := reins.Builtin()
+	c, err := reins.JSONSchema([]byte(`{"type": "object", "properties": {"pet": {"enum": ["cat", "dog"]}, "n": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["pet", "n"], "additionalProperties": false}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	out, err := m.Generate(context.Background(), "The", reins.Options{Constraint: c, Prefill: `{"pet":"dog",`})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Prefill + out.Text)
+	fmt.Println(out.Value)
+	// Output:
+	// {"pet":"dog","n":0}
+	// map[n:0 pet:dog]
+}
+
+// Token healing: a prompt that ends in a space would force the output to
+// start after a lone space token; healed, the first token spells the
+// space again with the word.
+func ExampleModel_Generate_heal() {
+	m := reins.Builtin()
+	out, err := m.Generate(context.Background(), "The cat sat on ", reins.Options{MaxTokens: 3, Heal: true})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("healed %q, first token %q, text %q\n", out.Healed, out.Tokens[0].Token, out.Text)
+	// Output:
+	// healed " ", first token " the", text "the s"
+}
+
+func ExampleModel_Tokenize() {
+	m := reins.Builtin()
+	ids, err := m.Tokenize("The cat", false)
+	if err != nil {
+		panic(err)
+	}
+	v := m.Vocab()
+	for _, id := range ids {
+		fmt.Printf("%d %q\n", id, v.Bytes(id))
+	}
+	// Output:
+	// 86 "T"
+	// 259 "he"
+	// 34 " "
+	// 101 "c"
+	// 99 "a"
+	// 118 "t"
+}
