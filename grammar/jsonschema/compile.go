@@ -331,6 +331,11 @@ type compiler struct {
 	// literalBytes counts the JSON text of the enum and const values
 	// compiled (MaxLiteralBytes).
 	literalBytes int
+	// sharedRefs are the references shared returns, one per rule.
+	sharedRefs map[string]*grammar.Node
+	// layouts caches layout by depth (flexible and compact layouts do not
+	// depend on it: key -1).
+	layouts map[int]layout
 	// distributions caches branch by the intersection it compiles.
 	distributions map[string]distribution
 	// regexDFAs caches regexDFA by pattern (and search).
@@ -426,11 +431,19 @@ func (c *compiler) ws() *grammar.Node {
 // pieces every schema repeats (whitespace, string characters) are one
 // rule each instead of a copy at every use.
 func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node {
+	if ref, ok := c.sharedRefs[name]; ok {
+		return ref // one node for every reference: nodes are never changed once built
+	}
 	if _, ok := c.rules[name]; !ok {
 		c.rules[name] = name
 		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: body()})
 	}
-	return grammar.Ref(name)
+	if c.sharedRefs == nil {
+		c.sharedRefs = map[string]*grammar.Node{}
+	}
+	ref := grammar.Ref(name)
+	c.sharedRefs[name] = ref
+	return ref
 }
 
 func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }

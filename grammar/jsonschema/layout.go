@@ -25,6 +25,22 @@ type layout struct {
 // depth: flexible (bounded runs of JSON whitespace), compact, or
 // indented as json.MarshalIndent writes it.
 func (c *compiler) layout() layout {
+	key := -1
+	if c.opts.Indent != "" {
+		key = min(c.depth, maxIndentDepth)
+	}
+	if l, ok := c.layouts[key]; ok {
+		return l
+	}
+	l := c.buildLayout()
+	if c.layouts == nil {
+		c.layouts = map[int]layout{}
+	}
+	c.layouts[key] = l
+	return l
+}
+
+func (c *compiler) buildLayout() layout {
 	none := &grammar.Node{Op: grammar.OpEmpty}
 	switch {
 	case c.opts.Indent != "" && c.depth < maxIndentDepth:
