@@ -252,6 +252,7 @@ func (a *Automaton) Vocab() *vocab.Vocab { return a.vocab }
 // NewMatcher returns a matcher at the start of the grammar.
 func (a *Automaton) NewMatcher() *Matcher {
 	m := &Matcher{a: a, p: earley.NewParser(a.prog)}
+	m.p.SetPredictions(a.dfa.Predictions())
 	m.allow = func(tok int32) {
 		m.mask[tok/32] |= 1 << (tok % 32)
 		m.allowed = append(m.allowed, tok)

@@ -72,11 +72,13 @@ func (m *Matcher) FillMask(mask []uint32) error {
 			return fmt.Errorf("automaton: the mask's parse passed its budget of %d units (MaskWork): %w", MaskWork, err)
 		}
 	}
-	m.p.WaitingTokenSets(func(set int) {
-		for i, w := range m.a.tokenSets[set] {
-			mask[i] |= w
-		}
-	})
+	if len(m.a.tokenSets) > 0 { // else no token terminal can wait
+		m.p.WaitingTokenSets(func(set int) {
+			for i, w := range m.a.tokenSets[set] {
+				mask[i] |= w
+			}
+		})
+	}
 	if m.p.CanEnd() {
 		for i, w := range m.a.eogMask {
 			mask[i] |= w

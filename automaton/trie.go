@@ -226,7 +226,7 @@ type dfaWalk struct {
 
 // memoMin is the smallest subtree a walk takes from its memo: below
 // it, the lookup costs about what walking saves.
-const memoMin = 64
+const memoMin = 16
 
 // walkMemo holds, per trie node and canonical state, what a walk of
 // the node's subtree from that state found; toks bounds the tokens it

@@ -67,9 +67,14 @@ type LocalDFA struct {
 	// and keptHash the sum of their keys mixed.
 	kept     []dfaItem
 	keptHash uint64
-	seen     keySet   // the items built whose rule began elsewhere
+	seen     keySet   // the items built whose rule began at an earlier state
 	here     pcStamps // those whose rule began at the state being built
+	outer    pcStamps // those whose rule began below the walk
 	taint    bool
+	// predicted marks the rules predicted at the state being built;
+	// preds holds what a prediction of each rule adds.
+	predicted pcStamps
+	preds     *Predictions
 	// scratch for Absorbs: the steps seen, the work list, and the ASCII
 	// set the states' absorbs flags hold for.
 	absorbSeen  keySet
@@ -80,7 +85,7 @@ type LocalDFA struct {
 // NewLocalDFA returns an empty automaton for p. Its byte classes are
 // computed at the first Start, so that binding a grammar stays cheap.
 func NewLocalDFA(p *grammar.Prog) *LocalDFA {
-	return &LocalDFA{prog: p}
+	return &LocalDFA{prog: p, preds: NewPredictions(p)}
 }
 
 // initClasses splits the byte values into the classes no byte
@@ -103,6 +108,10 @@ func (d *LocalDFA) initClasses() {
 	}
 	d.nclass = c + 1
 }
+
+// Predictions returns the prediction closures the automaton uses, for
+// parsers of the same program to share (see Parser.SetPredictions).
+func (d *LocalDFA) Predictions() *Predictions { return d.preds }
 
 // States returns how many states have been built.
 func (d *LocalDFA) States() int { return len(d.states) }
@@ -224,6 +233,8 @@ func (d *LocalDFA) begin() {
 	d.build, d.kept, d.keptHash = d.build[:0], d.kept[:0], 0
 	d.seen.Reset()
 	d.here.reset(len(d.prog.Inst))
+	d.outer.reset(len(d.prog.Inst))
+	d.predicted.reset(len(d.prog.Rules))
 	d.taint = false
 }
 
@@ -242,8 +253,11 @@ func (d *LocalDFA) keep(it dfaItem, op grammar.InstOp) {
 // mark adds an item to the items seen while building a state, and
 // reports whether it was new.
 func (d *LocalDFA) mark(it dfaItem) bool {
-	if it.origin == dfaHere {
+	switch it.origin {
+	case dfaHere:
 		return d.here.add(it.pc)
+	case dfaOuter:
+		return d.outer.add(it.pc)
 	}
 	return d.seen.Add(it.key())
 }
@@ -278,7 +292,18 @@ func (d *LocalDFA) close() {
 		switch in.Op {
 		case grammar.InstCall:
 			r := &d.prog.Rules[in.Arg]
-			d.add(r.Start, dfaHere)
+			if d.predicted.add(in.Arg) {
+				if c, ok := d.preds.closure(in.Arg); ok {
+					for _, c := range c {
+						if c.op == grammar.InstCall {
+							d.predicted.add(c.arg)
+						}
+						d.keep(dfaItem{c.pc, dfaHere}, c.op)
+					}
+				} else {
+					d.add(r.Start, dfaHere)
+				}
+			}
 			if r.Nullable {
 				d.add(in.Out, it.origin)
 			}
@@ -357,11 +382,16 @@ func (d *LocalDFA) growIndex() {
 // items of the state being built (it has as many).
 func (d *LocalDFA) isBuilt(id int32) bool {
 	for _, it := range d.stateItems(id) {
-		if it.origin == dfaHere {
-			if !d.here.has(it.pc) {
-				return false
-			}
-		} else if !d.seen.Has(it.key()) {
+		var ok bool
+		switch it.origin {
+		case dfaHere:
+			ok = d.here.has(it.pc)
+		case dfaOuter:
+			ok = d.outer.has(it.pc)
+		default:
+			ok = d.seen.Has(it.key())
+		}
+		if !ok {
 			return false
 		}
 	}

@@ -56,10 +56,14 @@ type Parser struct {
 	ckeep  []bool // scratch for collect
 	// seen and here deduplicate the items of the set being built: here
 	// those whose rule began at it, seen the others.
-	seen    keySet
-	here    pcStamps
-	buildAt uint32 // index of the set being built
-	kernel  []item // scratch for AdvanceToken
+	seen keySet
+	here pcStamps
+	// predicted marks the rules predicted at the set being built, whose
+	// closures preds (when set) holds.
+	predicted pcStamps
+	preds     *Predictions
+	buildAt   uint32 // index of the set being built
+	kernel    []item // scratch for AdvanceToken
 	// The call-items keys of sets for ContextKey, from ctxTab: ctxLive
 	// by live set, ctxCommitted by committed set (as cSet); 0 unknown.
 	ctxTab       *ContextTable
@@ -319,6 +323,9 @@ func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
 	ps.seen.Reset()
 	ps.here.reset(len(ps.prog.Inst))
+	if ps.preds != nil {
+		ps.predicted.reset(len(ps.prog.Rules))
+	}
 	ps.left = ps.budget
 }
 
@@ -350,6 +357,44 @@ func (ps *Parser) add(pc, origin uint32) {
 	}
 }
 
+// SetPredictions makes the parser add predicted items from pr, the
+// shared prediction closures of its program (nil: follow the program).
+func (ps *Parser) SetPredictions(pr *Predictions) {
+	ps.preds = pr
+	if pr != nil {
+		ps.predicted.reset(len(ps.prog.Rules))
+	}
+}
+
+// predict adds the items predicting rule (which starts at start) adds
+// to the set being built, cur.
+func (ps *Parser) predict(rule, start, cur uint32) {
+	if ps.preds == nil {
+		ps.add(start, cur)
+		return
+	}
+	if !ps.predicted.add(rule) {
+		return
+	}
+	c, ok := ps.preds.closure(rule)
+	if !ok {
+		ps.add(start, cur)
+		return
+	}
+	for _, c := range c {
+		if !ps.here.add(c.pc) {
+			continue
+		}
+		it := item{pc: c.pc, origin: cur}
+		if c.op == grammar.InstCall {
+			ps.predicted.add(c.arg)
+			it.call = c.arg + 1
+			ps.calls = append(ps.calls, it)
+		}
+		ps.items = append(ps.items, it)
+	}
+}
+
 // close runs prediction and completion over the items of the set being
 // built, from index from on, until nothing new is added. It stops, and
 // sets err, when the set's work passes the budget.
@@ -361,7 +406,7 @@ func (ps *Parser) close(from uint32) {
 		switch in.Op {
 		case grammar.InstCall:
 			r := &ps.prog.Rules[in.Arg]
-			ps.add(r.Start, cur)
+			ps.predict(in.Arg, r.Start, cur)
 			if r.Nullable { // Aycock–Horspool: step over a rule that can be empty
 				ps.add(in.Out, it.origin)
 			}
@@ -492,6 +537,7 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.cOff = append(ps.cOff[:0], other.cOff...)
 	ps.gcAt = other.gcAt
 	ps.ctxTab = nil // keys are computed again
+	ps.SetPredictions(other.preds)
 	ps.budget, ps.total, ps.limit, ps.err = other.budget, other.total, other.limit, other.err
 }
 
