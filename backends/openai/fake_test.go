@@ -280,6 +280,32 @@ func TestEchoBoundaryPastNonASCII(t *testing.T) {
 		assert.Equal(t, " est", res.Tokens[0].Token, name)
 		assert.InDelta(t, -3, res.Sum, 1e-12, name)
 	}
+
+	// Tokens that do not spell the text (a server that normalises "é"
+	// to "e"): the boundary comes from text_offset in characters.
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		lp := map[string]any{"tokens": []string{"Le", " caf", "e", " est", "."}, "token_logprobs": []any{nil, -1.0, -2.0, -3.0, -0.5},
+			"top_logprobs": []any{nil, map[string]float64{" caf": -1}, map[string]float64{"e": -2}, map[string]float64{" est": -3}, map[string]float64{".": -0.5}},
+			"text_offset":  []int{0, 2, 6, 7, 11}}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": "Le cafe est.", "logprobs": lp, "finish_reason": "length"}}})
+		w.Write(b)
+	})
+	res, err := reins.New(backend(t, s.URL, openai.Options{Echo: true})).Score(context.Background(), " est", reins.ScoreOptions{Context: "Le café"})
+	require.NoError(t, err)
+	require.Len(t, res.Tokens, 1)
+	assert.Equal(t, " est", res.Tokens[0].Token)
+	assert.InDelta(t, -3, res.Sum, 1e-12)
+
+	// Chat-shaped logprobs (content[], no text_offset) that do not spell
+	// the text: an error, not a guess.
+	s = fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": "Le cafe est.",
+			"logprobs": map[string]any{"content": []any{entry("Le", -0.1), entry(" cafe", -1), entry(" est", -3)}}, "finish_reason": "length"}}})
+		w.Write(b)
+	})
+	_, err = reins.New(backend(t, s.URL, openai.Options{Echo: true})).Score(context.Background(), " est", reins.ScoreOptions{Context: "Le café"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "text_offset")
 }
 
 // TestOpenAIFaults: what a server gets wrong is a clear error (or, for

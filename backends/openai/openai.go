@@ -589,6 +589,9 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 			at += len(t.Bytes)
 		}
 	}
+	if len(offs) != len(toks) {
+		return nil, fmt.Errorf("openai: the echo answer's %d tokens do not spell the prompt and text, and it gives %d text_offset values", len(toks), len(offs))
+	}
 	res := &decode.ScoreResult{}
 	for i, t := range toks {
 		off := offs[i]
