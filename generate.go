@@ -60,7 +60,9 @@ type Options struct {
 	// the first tokens spell both. Healing is itself a constraint (the
 	// output must begin with the healed bytes), so the tokens report
 	// Constrained also when Constraint is nil. A prompt is not healed
-	// where a stop string could begin in the bytes taken back. Local
+	// where a stop string could begin in the bytes taken back. When a
+	// token is taken back, MaxTokens grows by one, for the token that
+	// spells it again. Local
 	// models only (a server tokenizes the prompt itself; there Heal does
 	// nothing), and not Stream.
 	Heal bool
@@ -135,6 +137,14 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 			prompt, healed = prompt+healed, ""
 		}
 		if healed != "" {
+			// The token that spells the healed bytes again is not the
+			// caller's: the budget grows by one for it.
+			if run.MaxTokens == 0 {
+				run.MaxTokens = DefaultMaxTokens
+			}
+			if run.MaxTokens > 0 {
+				run.MaxTokens++
+			}
 			base := opts.Constraint
 			if base == nil {
 				if base, err = m.anyTextConstraint(); err != nil {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/decode"
 )
 
 // TestHealLetsTheModelJoinTheBoundary: a prompt that ends in a space
@@ -79,4 +81,23 @@ func TestHealStopsInTheHealedBytes(t *testing.T) {
 	assert.True(t, stopsInHealed(" t", []string{"th"}), "a stop string that begins in the healed bytes and goes on past them")
 	assert.True(t, stopsInHealed("abc", []string{"b"}), "a stop string inside the healed bytes")
 	assert.False(t, stopsInHealed("abc", []string{"ba", "x"}))
+}
+
+// TestHealBudget: healing adds one token to MaxTokens, for the token
+// that spells the healed bytes again, and only when it heals.
+func TestHealBudget(t *testing.T) {
+	m := Builtin()
+	for seed := range uint64(8) {
+		healed, err := m.Generate(context.Background(), "The cat sat on ", Options{MaxTokens: 3, Temperature: 1, Seed: seed, Heal: true, Stop: []string{"."}})
+		require.NoError(t, err)
+		require.Equal(t, " ", healed.Healed)
+		assert.LessOrEqual(t, len(healed.Tokens), 4, "seed %d", seed)
+		if healed.FinishReason == decode.FinishLength {
+			assert.Len(t, healed.Tokens, 4, "seed %d: the budget and the healing token", seed)
+		}
+		unhealed, err := m.Generate(context.Background(), "The cat sat on ", Options{MaxTokens: 3, Temperature: 1, Seed: seed, Heal: true, Stop: []string{" "}})
+		require.NoError(t, err)
+		require.Empty(t, unhealed.Healed)
+		assert.LessOrEqual(t, len(unhealed.Tokens), 3, "seed %d", seed)
+	}
 }

@@ -86,8 +86,8 @@ type GenOptions struct {
 
 	// MaxTokens is the hole's token budget (0: DefaultGenTokens). The
 	// generation that fills it gets a token more for the prompt token
-	// healed before it (unless RunOptions.NoHeal), and one for the start
-	// of the literal text after a constrained hole, which ends it.
+	// healed before it, when one is (reins.Options.Heal), and one for the
+	// start of the literal text after a constrained hole, which ends it.
 	MaxTokens int
 	// Stop ends a free hole at the first of these strings, which is left
 	// out of the value (a constrained hole ends where its language does).

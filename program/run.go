@@ -504,13 +504,10 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	if budget == 0 {
 		budget = DefaultGenTokens
 	}
-	// The generation may spend a token more on each side of the value:
-	// the prompt's last token, healed, and the start of the text after
-	// the hole, which ends a constrained value.
+	// The generation may spend a token more after the value: the start
+	// of the text after the hole, which ends a constrained value. (The
+	// token that spells the healed bytes again, Generate adds itself.)
 	slack := 0
-	if !r.opts.NoHeal {
-		slack++
-	}
 	if h.g != nil && r.boundary(follow) != "" {
 		slack++
 	}

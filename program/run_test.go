@@ -78,7 +78,7 @@ func TestCapturedValuesObeyTheirConstraints(t *testing.T) {
 // them: a server's constrained generation fails where none of its
 // alternatives is allowed, as after "legs? " for a digit).
 func TestCapturedValuesObeyTheirConstraintsOnAServer(t *testing.T) {
-	p, err := Parse("t", `The cat sat on the {{gen "place" regex="[a-z ]{1,12}" max_tokens=8}}. It was {{select "mood" options=["happy", "sad"]}}.
+	p, err := Parse("t", `The cat sat on the {{gen "place" regex="[a-z ]{1,12}" max_tokens=12}}. It was {{select "mood" options=["happy", "sad"]}}.
 JSON: {{gen "j" json=true max_tokens=30}}
 {{gen "free" stop="." max_tokens=8}}.`, nil)
 	require.NoError(t, err)
@@ -375,4 +375,36 @@ func TestMarkersMustBeSpecialTokens(t *testing.T) {
 	missing.Start[0] = "<sys>"
 	_, err = p.Run(context.Background(), reins.New(chat.SpecialTokens(b, missing.Markers()...)), &RunOptions{Chat: &missing})
 	assert.ErrorContains(t, err, `no special token "<sys>"`)
+}
+
+// TestHoleBudgetAndSeed: a gen hole spends at most its max_tokens on its
+// value, healed or not (the repro: a stop string in the healed bytes
+// turns healing off, and the hole once got the healing token anyway),
+// and the i-th hole samples with Seed+i: it is the generation Generate
+// makes with that seed after the text filled before it.
+func TestHoleBudgetAndSeed(t *testing.T) {
+	m := reins.Builtin()
+	p, err := Parse("t", `The cat{{gen "a" max_tokens=3 stop="t" temperature=1}}`, nil)
+	require.NoError(t, err)
+	for seed := range uint64(12) {
+		res, err := p.Run(context.Background(), m, &RunOptions{Seed: seed})
+		require.NoError(t, err)
+		c := res.Capture("a")
+		assert.Empty(t, c.Healed, "the stop string begins in the healed bytes")
+		assert.LessOrEqual(t, len(c.Tokens), 3, "seed %d: %q", seed, c.Value)
+	}
+
+	p, err = Parse("t", `The cat sat{{gen "a" max_tokens=4 temperature=1}} and{{gen "b" max_tokens=4 temperature=1}}`, nil)
+	require.NoError(t, err)
+	for seed := range uint64(6) {
+		res, err := p.Run(context.Background(), m, &RunOptions{Seed: seed})
+		require.NoError(t, err)
+		a, b := res.Capture("a"), res.Capture("b")
+		want, err := m.Generate(context.Background(), "The cat sat", reins.Options{MaxTokens: 4, Temperature: 1, Seed: seed, Heal: true})
+		require.NoError(t, err)
+		assert.Equal(t, want.Text, a.Value, "seed %d: the first hole samples with Seed", seed)
+		want, err = m.Generate(context.Background(), "The cat sat"+a.Value+" and", reins.Options{MaxTokens: 4, Temperature: 1, Seed: seed + 1, Heal: true})
+		require.NoError(t, err)
+		assert.Equal(t, want.Text, b.Value, "seed %d: the second hole samples with Seed+1", seed)
+	}
 }
