@@ -45,11 +45,24 @@ type TopLogprob struct {
 	Bytes   Bytes   `json:"bytes"`
 }
 
+// Alternatives are the top alternatives at a position, most probable
+// first. They encode in JSON as a list also when there are none, as
+// OpenAI's top_logprobs do.
+type Alternatives []TopLogprob
+
+// MarshalJSON encodes a as a JSON list, [] when a is nil.
+func (a Alternatives) MarshalJSON() ([]byte, error) {
+	if a == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]TopLogprob(a))
+}
+
 // Logprobs is a token's log-probability and the top alternatives at its
 // position, under one distribution.
 type Logprobs struct {
 	Logprob     float64      `json:"logprob"`
-	TopLogprobs []TopLogprob `json:"top_logprobs"`
+	TopLogprobs Alternatives `json:"top_logprobs"`
 	// TopK is set when the distribution is known only through the
 	// alternatives a TextBackend returned: the constrained one is then
 	// renormalised over the allowed tokens among them, and Unseen says
@@ -66,7 +79,7 @@ type Token struct {
 	Bytes Bytes  `json:"bytes"`
 	// Logprob and TopLogprobs are under the model's own distribution.
 	Logprob     float64      `json:"logprob"`
-	TopLogprobs []TopLogprob `json:"top_logprobs"`
+	TopLogprobs Alternatives `json:"top_logprobs"`
 	// Constrained is the same under the constrained distribution (the
 	// model's, masked to what the constraint allows and renormalised):
 	// the distribution the token was sampled from. Near the end of the
@@ -103,25 +116,4 @@ func topLogprobs(v *vocab.Vocab, logprobs []float32, ids []int) []TopLogprob {
 		}
 	}
 	return out
-}
-
-// MarshalJSON writes the token in OpenAI's shape, where top_logprobs is
-// a list even when no alternatives were asked for.
-func (t Token) MarshalJSON() ([]byte, error) {
-	type plain Token // without this method
-	p := plain(t)
-	if p.TopLogprobs == nil {
-		p.TopLogprobs = []TopLogprob{}
-	}
-	return json.Marshal(p)
-}
-
-// MarshalJSON writes top_logprobs as a list, as Token does.
-func (l Logprobs) MarshalJSON() ([]byte, error) {
-	type plain Logprobs
-	p := plain(l)
-	if p.TopLogprobs == nil {
-		p.TopLogprobs = []TopLogprob{}
-	}
-	return json.Marshal(p)
 }

@@ -31,3 +31,27 @@ func TestTokenJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenEmbedded: a Token or Logprobs embedded in a caller's struct
+// encodes as its fields beside the caller's own (no method of theirs is
+// promoted to take the whole struct over).
+func TestTokenEmbedded(t *testing.T) {
+	type annotated struct {
+		Token
+		Note string `json:"note"`
+	}
+	got, err := json.Marshal(annotated{Token: Token{ID: 7, Token: "a", Bytes: Bytes("a")}, Note: "kept"})
+	want := `{"id":7,"token":"a","bytes":[97],"logprob":0,"top_logprobs":[],"note":"kept"}`
+	if err != nil || string(got) != want {
+		t.Errorf("json.Marshal = %s, %v\nwant %s", got, err, want)
+	}
+	type scored struct {
+		Logprobs
+		Step int `json:"step"`
+	}
+	got, err = json.Marshal(scored{Step: 3})
+	want = `{"logprob":0,"top_logprobs":[],"step":3}`
+	if err != nil || string(got) != want {
+		t.Errorf("json.Marshal = %s, %v\nwant %s", got, err, want)
+	}
+}
