@@ -339,6 +339,9 @@ func jsonFields(t reflect.Type) ([]jsonField, error) {
 					continue
 				}
 				name, opts, _ := strings.Cut(tag, ",")
+				if !jsonTagName(name) {
+					name = "" // encoding/json ignores such a name and uses the field's
+				}
 				index := append(slices.Clone(s.index), i)
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 					if sf.Type.Kind() == reflect.Pointer && !sf.IsExported() {
@@ -515,4 +518,19 @@ func tagValue(t reflect.Type, val string) (any, error) {
 		return nil, fmt.Errorf("not a JSON value for a %s field", t)
 	}
 	return v, nil
+}
+
+// jsonTagName reports whether encoding/json takes name, a json tag's
+// first part, as a key: letters, digits, and the punctuation it allows
+// (not quotes, backslashes or commas).
+func jsonTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -199,7 +199,7 @@ type (
 // embedded structs that shadow each other (shallowest wins, a tag breaks
 // a tie at one depth, else both go) and one that embeds itself.
 func TestJSONForFieldsAsEncodingJSON(t *testing.T) {
-	for _, v := range []any{jsonForShadows{JSONForSelf: &JSONForSelf{}}, jsonForSameDepthTag{}, jsonForTwice{}, jsonForSample{}} {
+	for _, v := range []any{jsonForShadows{JSONForSelf: &JSONForSelf{}}, jsonForSameDepthTag{}, jsonForTwice{}, jsonForSample{}, jsonForOddTags{}} {
 		typ := reflect.TypeOf(v)
 		t.Run(typ.Name(), func(t *testing.T) {
 			b, err := json.Marshal(v)
@@ -234,6 +234,18 @@ func TestJSONForFieldsAsEncodingJSON(t *testing.T) {
 }
 
 type jsonForUnexported struct{ A int }
+
+// jsonForOddTags has json tag names encoding/json refuses (it uses the
+// field's name instead) beside ones it takes.
+type jsonForOddTags struct {
+	Quote     int `json:"it's"`
+	Backslash int `json:"a\\b"`
+	Comma     int `json:",omitempty"`
+	Punct     int `json:"a-b.c:d"`
+	Unicode   int `json:"größe"`
+	Space     int `json:"a b"`
+	DQuote    int `json:"say\"hi\""`
+}
 
 type jsonForPair[K comparable, V any] struct {
 	Key   K `json:"key"`
