@@ -366,7 +366,10 @@ func (m *Model) Stream(ctx context.Context, prompt string, opts Options) *Stream
 
 // Tokens yields the tokens as they are generated (a token that might
 // begin a stop string is held back until it cannot). It can be ranged
-// over once.
+// over once. When Model.Close begins in another goroutine, the stream
+// ends after the token being yielded, with ErrClosed. Do not call Close
+// inside the loop: Close waits for the stream, which waits for the
+// loop's body.
 func (s *Stream) Tokens() iter.Seq[Token] {
 	return func(yield func(Token) bool) {
 		if s.ran {
@@ -388,7 +391,7 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 			if s.err = err; err == nil {
 				s.c = cs[0]
 				for _, t := range s.c.Tokens {
-					if !yield(t) {
+					if !yield(t) || s.closed() {
 						return
 					}
 				}
@@ -412,7 +415,7 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 		}
 		ds := decode.Generate(s.ctx, b, s.prompt, dopts)
 		for t := range ds.Tokens() {
-			if !yield(t) {
+			if !yield(t) || s.closed() {
 				return
 			}
 		}
@@ -424,6 +427,19 @@ func (s *Stream) Tokens() iter.Seq[Token] {
 				s.err = err
 			}
 		}
+	}
+}
+
+// closed reports whether Close has begun, and if so ends the stream
+// with ErrClosed, so that Close, which waits for the stream, need not
+// wait for the rest of the generation.
+func (s *Stream) closed() bool {
+	select {
+	case <-s.m.closing:
+		s.err, s.c = ErrClosed, nil
+		return true
+	default:
+		return false
 	}
 }
 

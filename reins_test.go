@@ -516,3 +516,34 @@ func TestWarnings(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, g.Warnings())
 }
+
+// TestCloseEndsAStream: Close from another goroutine while a stream's
+// consumer is in its loop ends the stream after the token being
+// yielded, with ErrClosed, instead of waiting for the whole generation;
+// the backend is closed after the stream has let it go.
+func TestCloseEndsAStream(t *testing.T) {
+	w := &closeWatch{}
+	w.LogitsBackend = fixture.New().NewBackend()
+	m := New(w)
+	s := m.Stream(context.Background(), "The cat", Options{MaxTokens: 200, Temperature: 1, Stop: []string{"\x00"}})
+	closed := make(chan error, 1)
+	n := 0
+	for range s.Tokens() {
+		n++
+		if n == 2 {
+			go func() { closed <- m.Close() }()
+			<-m.closing // Close has begun
+		}
+	}
+	assert.ErrorIs(t, s.Err(), ErrClosed)
+	assert.Nil(t, s.Completion(), "a stream cut by Close has no completion")
+	assert.Equal(t, 2, n, "the stream ended with the token it was yielding when Close began")
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung")
+	}
+	assert.True(t, w.closed.Load())
+	assert.Zero(t, w.afterClose.Load(), "the backend was used after it was closed")
+}
