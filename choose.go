@@ -37,6 +37,9 @@ type Selection struct {
 	Choice  string   `json:"choice"`
 	Index   int      `json:"index"`
 	Options []Option `json:"options"`
+	// Healed is what ChooseOptions.Heal took back from the prompt: each
+	// option was scored spelled after it.
+	Healed string `json:"healed,omitempty"`
 }
 
 // ChooseOptions configures Choose. The zero value picks the most
@@ -74,7 +77,7 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 		return nil, err
 	}
 	defer leave()
-	scored, _, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
+	scored, healed, err := m.scoreOptions(ctx, prompt, options, opts.Then, opts.TopLogprobs, opts.Heal)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +85,7 @@ func (m *Model) Choose(ctx context.Context, prompt string, options []string, opt
 	if err != nil {
 		return nil, err
 	}
-	return &Selection{Choice: options[i], Index: i, Options: scored}, nil
+	return &Selection{Choice: options[i], Index: i, Options: scored, Healed: healed}, nil
 }
 
 // chooseN is Generate under a Choice: n picks among the scored options.

@@ -46,6 +46,7 @@ func TestHealLetsTheModelJoinTheBoundary(t *testing.T) {
 	want, err := m.Score(context.Background(), " the mat", ScoreOptions{Context: "The cat sat on"})
 	require.NoError(t, err)
 	assert.InDelta(t, want.Sum, sel.Options[0].Logprob, 1e-6)
+	assert.Equal(t, " ", sel.Healed, "the selection says what healing took back")
 
 	// Generate under a Choice heals the same way, and says what it took back.
 	choice, err := Choice("the mat", "a mat")

@@ -20,7 +20,9 @@ import (
 
 // chooseJSON is choose's --json output.
 type chooseJSON struct {
-	Choice  string         `json:"choice"`
+	Choice string `json:"choice"`
+	// Healed is what --heal took back from the prompt.
+	Healed  string         `json:"healed,omitempty"`
 	Options []chosenOption `json:"options"`
 }
 
@@ -67,6 +69,9 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	if *topLogprobs < 0 {
 		return usagef("--top-logprobs %d: want a count ≥ 0", *topLogprobs)
 	}
+	if *heal && mf.remote.remote() {
+		return usagef("--heal is for a model in process: a server (--backend %s) tokenizes the prompt itself", mf.remote.backend)
+	}
 	if _, err := reins.Choice(options...); err != nil {
 		return optionFlagError(err)
 	}
@@ -88,7 +93,7 @@ func cmdChoose(args []string, stdout, stderr io.Writer) error {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sel.Options[b].Prob, sel.Options[a].Prob) })
 	if *asJSON {
-		out := chooseJSON{Choice: sel.Choice}
+		out := chooseJSON{Choice: sel.Choice, Healed: sel.Healed}
 		for _, i := range order {
 			o := sel.Options[i]
 			out.Options = append(out.Options, chosenOption{o.Text, o.Logprob, o.Prob, o.TopK, o.Bound, o.Tokens})

@@ -87,6 +87,8 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 		return usagef("--n %d: want 1 to %d", *n, maxBranches)
 	case *maxTokens < 1 || *maxTokens > maxGenTokens:
 		return usagef("--max-tokens %d: want 1 to %d", *maxTokens, maxGenTokens)
+	case *heal && mf.remote.remote():
+		return usagef("--heal is for a model in process: a server (--backend %s) tokenizes the prompt itself", mf.remote.backend)
 	}
 	opts := reins.Options{
 		MaxTokens: *maxTokens, Stop: stops, TopLogprobs: *topLogprobs, Heal: *heal, Prefill: *prefill,
@@ -109,12 +111,24 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 
 	if !*asJSON && *n == 1 && opts.Constraint == nil && !opts.Heal {
 		// Stream the text as it comes.
+		// The prefill is printed with the first token (or at a clean
+		// end): a generation refused before it starts prints nothing.
 		s := m.Stream(ctx, prompt, opts)
-		fmt.Fprint(stdout, opts.Prefill)
+		started := false
 		for tok := range s.Tokens() {
+			if !started {
+				fmt.Fprint(stdout, opts.Prefill)
+				started = true
+			}
 			fmt.Fprint(stdout, tok.Token)
 		}
-		fmt.Fprintln(stdout)
+		if !started && s.Err() == nil {
+			fmt.Fprint(stdout, opts.Prefill)
+			started = true
+		}
+		if started {
+			fmt.Fprintln(stdout)
+		}
 		if err := writeHTML(*html, completionsPage(prompt, prompt, s.Completion()), stderr); err != nil {
 			return err
 		}

@@ -184,7 +184,6 @@ type modelFlags struct {
 // Bounds on what flags may ask of llama.cpp, checked before it sees them.
 const (
 	maxContext = 1 << 20
-	maxThreads = 256
 )
 
 // BuiltinModel names the built-in test model.
@@ -193,7 +192,7 @@ const BuiltinModel = "builtin:bigram"
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.model, "model", BuiltinModel, "GGUF file, ollama:NAME[:TAG], or "+BuiltinModel+" (a built-in bigram test model)")
 	fs.IntVar(&m.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
-	fs.IntVar(&m.threads, "threads", 0, "CPU threads (0: all)")
+	fs.IntVar(&m.threads, "threads", 0, "CPU threads (0: 1 for a model under 8M parameters, else every CPU)")
 	fs.BoolVar(&m.verbose, "verbose", false, "show llama.cpp's log")
 }
 
@@ -244,8 +243,8 @@ func (m *modelFlags) loadLlama(n int) (*llama.Model, error) {
 	switch {
 	case m.ctx < 0 || m.ctx > maxContext:
 		return nil, usagef("--ctx %d: want 0 (the model's) up to %d tokens", m.ctx, maxContext)
-	case m.threads < 0 || m.threads > maxThreads:
-		return nil, usagef("--threads %d: want 0 (automatic) up to %d", m.threads, maxThreads)
+	case m.threads < 0 || m.threads > llama.MaxThreads():
+		return nil, usagef("--threads %d: want 0 (automatic) up to %d (4 per CPU)", m.threads, llama.MaxThreads())
 	}
 	return llama.Load(path, llama.Options{ContextSize: m.ctx, Threads: m.threads, Sequences: n})
 }

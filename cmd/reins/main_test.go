@@ -164,6 +164,8 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"choose", "--option", "a", "--top-logprobs", "-1", "x"}, 3, "--top-logprobs -1"},
 		{[]string{"generate", "--prefill", "x", "--heal", "a"}, 3, "--prefill"},
 		{[]string{"generate", "--regex", "[0-9]+", "--prefill", "x", "a"}, 3, "--prefill"},
+		{[]string{"generate", "--backend", "ollama", "--model", "m", "--heal", "a"}, 3, "--heal is for a model in process"},
+		{[]string{"choose", "--backend", "openai", "--model", "m", "--heal", "--option", "a", "x"}, 3, "--heal is for a model in process"},
 		{[]string{"run", "--backend", "ollama", "--model", "m", "--chat-continue", "last", "t.tmpl"}, 3, "flag provided but not defined: -chat-continue"},
 		{[]string{"generate", "--model", "/no/such/model.gguf", "x"}, 1, "no such file"},
 		{[]string{"generate", "--model", "ollama:nosuchmodel", "x"}, 1, "nosuchmodel:latest not found"},
@@ -377,6 +379,19 @@ func TestGeneratePrefillAndHeal(t *testing.T) {
 	assert.Equal(t, " ", h.Healed)
 	require.NotEmpty(t, h.Logprobs.Content)
 	assert.Equal(t, " the", h.Logprobs.Content[0].Token, "the first token spans the healed space")
+
+	// A generation refused before it starts prints nothing, prefill
+	// included.
+	out, errOut, code = runCLI(t, "generate", "--ctx", "256", "--prefill", "PREFILL", strings.Repeat("ab ", 300))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "the context holds 256")
+	assert.Empty(t, out)
+
+	out, errOut, code = runCLI(t, "choose", "--json", "--heal", "--option", "the mat", "--option", "a mat", "The cat sat on ")
+	require.Equal(t, 0, code, errOut)
+	var sel struct{ Healed string }
+	require.NoError(t, json.Unmarshal([]byte(out), &sel))
+	assert.Equal(t, " ", sel.Healed, "choose --json says what --heal took back")
 }
 
 // TestChooseTokens: choose --json lists each option's tokens, with
