@@ -566,21 +566,47 @@ func (s *Server) addEcho(l *legacy, sr *decode.ScoreResult, off *textOffset) {
 }
 
 // textOffset counts characters, the unit of text_offset (OpenAI's and
-// vLLM's are indices into a string of characters, not bytes).
-type textOffset int
+// vLLM's are indices into a string of characters, not bytes), as Go
+// decodes a string: each invalid byte is one character (U+FFFD). A
+// character still cut short at a token's end is taken to complete (the
+// tokens after it are not known yet when a token is streamed).
+type textOffset struct {
+	tail    []byte // the bytes from the first character not yet passed
+	chars   int    // the characters before tail
+	counted bool   // tail begins with a character, cut short, already in chars
+}
 
 // next returns where a token of bytes b begins, in characters of the
 // text before it, and moves past b. A token that continues a character
 // begun before it begins after that character.
 func (o *textOffset) next(b []byte) int {
-	at := int(*o)
-	for _, c := range b {
-		if !utf8.RuneStart(c) {
-			continue
+	p := len(o.tail)
+	o.tail = append(o.tail, b...)
+	i := 0
+	for i < p { // count every character that begins before b
+		if !utf8.FullRune(o.tail[i:]) { // its end is still to come
+			if !o.counted {
+				o.chars++
+				o.counted = true
+			}
+			break
 		}
-		*o++
+		_, w := utf8.DecodeRune(o.tail[i:])
+		if !o.counted {
+			o.chars++
+		}
+		o.counted = false
+		i += w
 	}
-	return at
+	o.tail = o.tail[i:]
+	return o.chars
+}
+
+// textOffsetAfter returns a textOffset that has passed text.
+func textOffsetAfter(text string) textOffset {
+	var o textOffset
+	o.next([]byte(text))
+	return o
 }
 
 func newLegacy() *legacy {
@@ -671,7 +697,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 			if lp != nil && res.echoed != nil {
 				s.addEcho(lp, res.echoed, new(textOffset))
 			}
-			off = textOffset(utf8.RuneCountInString(j.prompt))
+			off = textOffsetAfter(j.prompt)
 		}
 		if lp != nil {
 			for _, tok := range res.tokens {
@@ -722,7 +748,7 @@ func (s *Server) streamCompletions(w http.ResponseWriter, r *http.Request, jobs 
 					lp = newLegacy()
 					s.addEcho(lp, j.echoed, new(textOffset))
 				}
-				off = textOffset(utf8.RuneCountInString(j.prompt))
+				off = textOffsetAfter(j.prompt)
 				return out.send(chunk(j.index, j.prompt, lp, nil, nil))
 			}
 		}
