@@ -17,12 +17,15 @@ type Pos struct {
 	Line, Col int
 }
 
-// String returns "file:line:col", or "file: node N" for a node built in
-// Go.
+// String returns "file:line:col", "file: node N" for a node built in
+// Go, or "file" for the whole template (Line and Col 0).
 func (p Pos) String() string {
 	f := p.File
 	if f == "" {
 		f = "template"
+	}
+	if p.Line == 0 && p.Col == 0 {
+		return f
 	}
 	if p.Line == 0 {
 		return fmt.Sprintf("%s: node %d", f, p.Col)
