@@ -191,7 +191,7 @@ const BuiltinModel = "builtin:bigram"
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.model, "model", BuiltinModel, "GGUF file, ollama:NAME[:TAG], or "+BuiltinModel+" (a built-in bigram test model)")
-	fs.IntVar(&m.ctx, "ctx", 0, "context size in tokens (0: the model's, at most 4096)")
+	fs.IntVar(&m.ctx, "ctx", 0, "context size in tokens, rounded up to a multiple of 256 (0: the model's, at most 4096)")
 	fs.IntVar(&m.threads, "threads", 0, "CPU threads (0: 1 for a model under 8M parameters, else every CPU)")
 	fs.BoolVar(&m.verbose, "verbose", false, "show llama.cpp's log")
 }
