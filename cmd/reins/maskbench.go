@@ -210,7 +210,7 @@ func (e llamaEngine) compile(schema []byte) (maskSession, error) {
 
 func (s llamaSession) reset() error           { return s.g.Reset() }
 func (s llamaSession) fillMask(mask []uint32) { s.g.FillMask(mask) }
-func (s llamaSession) advance(tok int) error  { s.g.Accept(tok); return nil }
+func (s llamaSession) advance(tok int) error  { return s.g.Accept(tok) }
 func (s llamaSession) close()                 { s.g.Close() }
 
 // maskbenchOne runs one schema file with MaskBench's protocol: compile
