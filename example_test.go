@@ -275,9 +275,10 @@ func ExampleModel_Generate_heal() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("healed %q, first token %q, text %q\n", out.Healed, out.Tokens[0].Token, out.Text)
+	// The budget gets a token more for the one that spells " " again.
+	fmt.Printf("healed %q, first token %q, text %q, %d tokens\n", out.Healed, out.Tokens[0].Token, out.Text, len(out.Tokens))
 	// Output:
-	// healed " ", first token " the", text "the s"
+	// healed " ", first token " the", text "the sa", 4 tokens
 }
 
 func ExampleModel_Tokenize() {
