@@ -1,12 +1,7 @@
 package jsonschema
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
@@ -28,276 +23,135 @@ func metaCheck2020(doc any) error {
 }
 
 func metaCheckOrdered(doc any, sorted bool) error {
-	var path []string
-	var check func(v any) error
-	fail := func(format string, args ...any) error {
-		e := &Error{Pointer: pointerOf(path), Msg: "invalid schema: " + fmt.Sprintf(format, args...)}
-		if n := len(path); n > 0 {
-			e.Pointer, e.Keyword = pointerOf(path[:n-1]), escapePointer(path[n-1])
-		}
-		return e
-	}
-	in := func(seg string, f func() error) error {
-		path = append(path, seg)
-		err := f()
-		path = path[:len(path)-1]
-		return err
-	}
-	isString := func(v any) (string, bool) { s, ok := v.(string); return s, ok }
-	str := func(v any) error {
-		if _, ok := v.(string); !ok {
-			return fail("expected string")
-		}
-		return nil
-	}
-	format := func(v any, name string) error {
-		if err := str(v); err != nil {
-			return err
-		}
-		if !santhosh.Formats[name](v) {
-			return fail("%q is not valid %s", v, name)
-		}
-		return nil
-	}
+	w := &metaWalk{sorted: sorted}
 	anchor := func(v any) error {
-		s, ok := isString(v)
+		s, ok := asString(v)
 		if !ok {
-			return fail("expected string")
+			return w.fail("expected string")
 		}
 		if !anchorPattern.MatchString(s) {
-			return fail("%q is not an anchor", s)
-		}
-		return nil
-	}
-	number := func(v any) (*big.Rat, error) {
-		n, ok := v.(json.Number)
-		if !ok {
-			return nil, fail("expected number")
-		}
-		r, ok := new(big.Rat).SetString(n.String())
-		if !ok {
-			return nil, fail("expected number")
-		}
-		return r, nil
-	}
-	count := func(v any) error {
-		r, err := number(v)
-		if err != nil {
-			return fail("expected integer")
-		}
-		if !r.IsInt() {
-			return fail("expected integer")
-		}
-		if r.Sign() < 0 {
-			return fail("must be >= 0")
-		}
-		return nil
-	}
-	boolean := func(v any) error {
-		if _, ok := v.(bool); !ok {
-			return fail("expected boolean")
-		}
-		return nil
-	}
-	array := func(v any) ([]any, error) {
-		a, ok := v.([]any)
-		if !ok {
-			return nil, fail("expected array")
-		}
-		return a, nil
-	}
-	object := func(v any) (map[string]any, error) {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fail("expected object")
-		}
-		return m, nil
-	}
-	schemaMap := func(v any) error {
-		m, err := object(v)
-		if err != nil {
-			return err
-		}
-		for k, x := range m {
-			if err := in(k, func() error { return check(x) }); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	schemaArray := func(v any) error {
-		a, err := array(v)
-		if err != nil {
-			return err
-		}
-		if len(a) == 0 {
-			return fail("minimum 1 items required")
-		}
-		for i, x := range a {
-			if err := in(strconv.Itoa(i), func() error { return check(x) }); err != nil {
-				return err
-			}
+			return w.fail("%q is not an anchor", s)
 		}
 		return nil
 	}
 	names := func(v any) error {
-		a, err := array(v)
+		a, err := w.array(v)
 		if err != nil {
 			return err
 		}
 		seen := make(map[string]bool, len(a))
 		for i, x := range a {
-			s, ok := isString(x)
+			s, ok := asString(x)
 			if !ok {
-				return in(strconv.Itoa(i), func() error { return fail("expected string") })
+				return w.in(strconv.Itoa(i), func() error { return w.fail("expected string") })
 			}
 			if seen[s] {
-				return fail("items are not unique")
+				return w.fail("items are not unique")
 			}
 			seen[s] = true
 		}
 		return nil
 	}
-	simpleType := func(v any) error {
-		s, ok := isString(v)
-		if !ok || !simpleTypes[s] {
-			return fail("not a type name")
-		}
-		return nil
-	}
-	check = func(v any) error {
+	w.check = func(v any) error {
 		if _, ok := v.(bool); ok {
 			return nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fail("expected object or boolean")
+			return w.fail("expected object or boolean")
 		}
-		keys := maps.Keys(m)
-		if sorted {
-			keys = slices.Values(slices.Sorted(maps.Keys(m)))
-		}
-		for k := range keys {
+		for k := range w.keys(m) {
 			x := m[k]
-			err := in(k, func() error {
+			err := w.in(k, func() error {
 				switch k {
 				case "$id":
-					if err := format(x, "uri-reference"); err != nil {
+					if err := w.format(x, "uri-reference"); err != nil {
 						return err
 					}
 					if s := x.(string); !idPattern.MatchString(s) {
-						return fail("%q has a fragment", s)
+						return w.fail("%q has a fragment", s)
 					}
 				case "$schema":
-					return format(x, "uri")
+					return w.format(x, "uri")
 				case "$ref", "$dynamicRef", "$recursiveRef":
-					return format(x, "uri-reference")
+					return w.format(x, "uri-reference")
 				case "$anchor", "$dynamicAnchor", "$recursiveAnchor":
 					return anchor(x)
 				case "$vocabulary":
-					vm, err := object(x)
+					vm, err := w.object(x)
 					if err != nil {
 						return err
 					}
 					for u, b := range vm {
 						if !santhosh.Formats["uri"](u) {
-							return fail("%q is not valid uri", u)
+							return w.fail("%q is not valid uri", u)
 						}
-						if err := in(u, func() error { return boolean(b) }); err != nil {
+						if err := w.in(u, func() error { return w.boolean(b) }); err != nil {
 							return err
 						}
 					}
 				case "$comment", "title", "description", "format", "contentEncoding", "contentMediaType":
-					return str(x)
+					return w.str(x)
 				case "$defs", "properties", "dependentSchemas", "definitions":
-					return schemaMap(x)
+					return w.schemaMap(x)
 				case "patternProperties":
-					pm, err := object(x)
-					if err != nil {
-						return err
-					}
-					for p := range pm {
-						if !santhosh.Formats["regex"](p) {
-							return fail("%q is not valid regex", p)
-						}
-					}
-					return schemaMap(x)
+					return w.patternProperties(x)
 				case "prefixItems", "allOf", "anyOf", "oneOf":
-					return schemaArray(x)
+					return w.schemaArray(x)
 				case "items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not",
 					"unevaluatedItems", "unevaluatedProperties", "contentSchema":
-					return check(x)
+					return w.check(x)
 				case "type":
 					if a, ok := x.([]any); ok {
 						if len(a) == 0 {
-							return fail("minimum 1 items required")
+							return w.fail("minimum 1 items required")
 						}
 						seen := map[string]bool{}
 						for i, t := range a {
-							if err := in(strconv.Itoa(i), func() error { return simpleType(t) }); err != nil {
+							if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
 								return err
 							}
 							if seen[t.(string)] {
-								return fail("items are not unique")
+								return w.fail("items are not unique")
 							}
 							seen[t.(string)] = true
 						}
 						return nil
 					}
-					return simpleType(x)
+					return w.simpleType(x)
 				case "enum", "examples":
-					_, err := array(x)
+					_, err := w.array(x)
 					return err
 				case "multipleOf":
-					r, err := number(x)
-					if err != nil {
-						return err
-					}
-					if r.Sign() <= 0 {
-						return fail("must be > 0")
-					}
+					return w.multipleOf(x)
 				case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":
-					_, err := number(x)
+					_, err := w.number(x)
 					return err
 				case "maxLength", "minLength", "maxItems", "minItems", "maxContains", "minContains", "maxProperties", "minProperties":
-					return count(x)
+					return w.count(x)
 				case "pattern":
-					if err := str(x); err != nil {
+					if err := w.str(x); err != nil {
 						return err
 					}
 					if !santhosh.Formats["regex"](x) {
-						return fail("%q is not valid regex", x)
+						return w.fail("%q is not valid regex", x)
 					}
 				case "uniqueItems", "deprecated", "readOnly", "writeOnly":
-					return boolean(x)
+					return w.boolean(x)
 				case "required":
 					return names(x)
 				case "dependentRequired":
-					dm, err := object(x)
+					dm, err := w.object(x)
 					if err != nil {
 						return err
 					}
 					for d, ns := range dm {
-						if err := in(d, func() error { return names(ns) }); err != nil {
+						if err := w.in(d, func() error { return names(ns) }); err != nil {
 							return err
 						}
 					}
 				case "dependencies":
-					dm, err := object(x)
-					if err != nil {
-						return err
-					}
-					for d, dv := range dm {
-						err := in(d, func() error {
-							if check(dv) == nil || names(dv) == nil {
-								return nil
-							}
-							return fail("neither a schema nor a list of names")
-						})
-						if err != nil {
-							return err
-						}
-					}
+					return w.dependencies(x, names)
 				}
 				return nil
 			})
@@ -307,7 +161,7 @@ func metaCheckOrdered(doc any, sorted bool) error {
 		}
 		return nil
 	}
-	return check(doc)
+	return w.check(doc)
 }
 
 var (
@@ -328,238 +182,105 @@ func metaCheckDraft4(doc any) error {
 }
 
 func metaCheckDraft4Ordered(doc any, sorted bool) error {
-	var path []string
-	var check func(v any) error
-	fail := func(format string, args ...any) error {
-		e := &Error{Pointer: pointerOf(path), Msg: "invalid schema: " + fmt.Sprintf(format, args...)}
-		if n := len(path); n > 0 {
-			e.Pointer, e.Keyword = pointerOf(path[:n-1]), escapePointer(path[n-1])
-		}
-		return e
-	}
-	in := func(seg string, f func() error) error {
-		path = append(path, seg)
-		err := f()
-		path = path[:len(path)-1]
-		return err
-	}
-	str := func(v any) error {
-		if _, ok := v.(string); !ok {
-			return fail("expected string")
-		}
-		return nil
-	}
-	format := func(v any, name string) error {
-		if err := str(v); err != nil {
-			return err
-		}
-		if !santhosh.Formats[name](v) {
-			return fail("%q is not valid %s", v, name)
-		}
-		return nil
-	}
-	number := func(v any) (*big.Rat, error) {
-		n, ok := v.(json.Number)
-		if !ok {
-			return nil, fail("expected number")
-		}
-		r, ok := new(big.Rat).SetString(n.String())
-		if !ok {
-			return nil, fail("expected number")
-		}
-		return r, nil
-	}
-	count := func(v any) error {
-		r, err := number(v)
-		if err != nil || !r.IsInt() {
-			return fail("expected integer")
-		}
-		if r.Sign() < 0 {
-			return fail("must be >= 0")
-		}
-		return nil
-	}
-	boolean := func(v any) error {
-		if _, ok := v.(bool); !ok {
-			return fail("expected boolean")
-		}
-		return nil
-	}
-	unique := func(a []any) error {
-		for i := range a {
-			for j := range i {
-				if jsonEqual(a[i], a[j]) {
-					return fail("items at index %d and %d are equal", j, i)
-				}
-			}
-		}
-		return nil
-	}
-	schemaMap := func(v any) error {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fail("expected object")
-		}
-		for k, x := range m {
-			if err := in(k, func() error { return check(x) }); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	schemaArray := func(v any) error {
-		a, ok := v.([]any)
-		if !ok {
-			return fail("expected array")
-		}
-		if len(a) == 0 {
-			return fail("minimum 1 items required")
-		}
-		for i, x := range a {
-			if err := in(strconv.Itoa(i), func() error { return check(x) }); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	w := &metaWalk{sorted: sorted}
 	stringArray := func(v any) error {
 		a, ok := v.([]any)
 		if !ok {
-			return fail("expected array")
+			return w.fail("expected array")
 		}
 		if len(a) == 0 {
-			return fail("minimum 1 items required")
+			return w.fail("minimum 1 items required")
 		}
 		for i, x := range a {
-			if err := in(strconv.Itoa(i), func() error { return str(x) }); err != nil {
+			if err := w.in(strconv.Itoa(i), func() error { return w.str(x) }); err != nil {
 				return err
 			}
 		}
-		return unique(a)
+		return w.unique(a)
 	}
 	boolOrSchema := func(v any) error {
 		if _, ok := v.(bool); ok {
 			return nil
 		}
-		return check(v)
+		return w.check(v)
 	}
-	simpleType := func(v any) error {
-		s, ok := v.(string)
-		if !ok || !simpleTypes[s] {
-			return fail("not a type name")
-		}
-		return nil
-	}
-	check = func(v any) error {
+	w.check = func(v any) error {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fail("expected object")
+			return w.fail("expected object")
 		}
 		if _, ok := m["exclusiveMaximum"]; ok {
 			if _, ok := m["maximum"]; !ok {
-				return fail("exclusiveMaximum without maximum")
+				return w.fail("exclusiveMaximum without maximum")
 			}
 		}
 		if _, ok := m["exclusiveMinimum"]; ok {
 			if _, ok := m["minimum"]; !ok {
-				return fail("exclusiveMinimum without minimum")
+				return w.fail("exclusiveMinimum without minimum")
 			}
 		}
-		keys := maps.Keys(m)
-		if sorted {
-			keys = slices.Values(slices.Sorted(maps.Keys(m)))
-		}
-		for k := range keys {
+		for k := range w.keys(m) {
 			x := m[k]
-			err := in(k, func() error {
+			err := w.in(k, func() error {
 				switch k {
 				case "id":
-					return format(x, "uriref")
+					return w.format(x, "uriref")
 				case "$schema":
-					return format(x, "uri")
+					return w.format(x, "uri")
 				case "title", "description", "format", "$ref":
-					return str(x)
+					return w.str(x)
 				case "multipleOf":
-					r, err := number(x)
-					if err != nil {
-						return err
-					}
-					if r.Sign() <= 0 {
-						return fail("must be > 0")
-					}
+					return w.multipleOf(x)
 				case "maximum", "minimum":
-					_, err := number(x)
+					_, err := w.number(x)
 					return err
 				case "exclusiveMaximum", "exclusiveMinimum", "uniqueItems", "regexProperties":
-					return boolean(x)
+					return w.boolean(x)
 				case "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties":
-					return count(x)
+					return w.count(x)
 				case "pattern":
-					return format(x, "regex")
+					return w.format(x, "regex")
 				case "additionalItems", "additionalProperties":
 					return boolOrSchema(x)
 				case "items":
 					if _, ok := x.([]any); ok {
-						return schemaArray(x)
+						return w.schemaArray(x)
 					}
-					return check(x)
+					return w.check(x)
 				case "required":
 					return stringArray(x)
 				case "definitions", "properties":
-					return schemaMap(x)
+					return w.schemaMap(x)
 				case "patternProperties":
-					pm, ok := x.(map[string]any)
-					if !ok {
-						return fail("expected object")
-					}
-					for p := range pm {
-						if !santhosh.Formats["regex"](p) {
-							return fail("%q is not valid regex", p)
-						}
-					}
-					return schemaMap(x)
+					return w.patternProperties(x)
 				case "dependencies":
-					dm, ok := x.(map[string]any)
-					if !ok {
-						return fail("expected object")
-					}
-					for d, dv := range dm {
-						err := in(d, func() error {
-							if check(dv) == nil || stringArray(dv) == nil {
-								return nil
-							}
-							return fail("neither a schema nor a list of names")
-						})
-						if err != nil {
-							return err
-						}
-					}
+					return w.dependencies(x, stringArray)
 				case "enum":
 					a, ok := x.([]any)
 					if !ok {
-						return fail("expected array")
+						return w.fail("expected array")
 					}
 					if len(a) == 0 {
-						return fail("minimum 1 items required")
+						return w.fail("minimum 1 items required")
 					}
-					return unique(a)
+					return w.unique(a)
 				case "type":
 					if a, ok := x.([]any); ok {
 						if len(a) == 0 {
-							return fail("minimum 1 items required")
+							return w.fail("minimum 1 items required")
 						}
 						for i, t := range a {
-							if err := in(strconv.Itoa(i), func() error { return simpleType(t) }); err != nil {
+							if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
 								return err
 							}
 						}
-						return unique(a)
+						return w.unique(a)
 					}
-					return simpleType(x)
+					return w.simpleType(x)
 				case "allOf", "anyOf", "oneOf":
-					return schemaArray(x)
+					return w.schemaArray(x)
 				case "not":
-					return check(x)
+					return w.check(x)
 				}
 				return nil
 			})
@@ -569,5 +290,5 @@ func metaCheckDraft4Ordered(doc any, sorted bool) error {
 		}
 		return nil
 	}
-	return check(doc)
+	return w.check(doc)
 }

@@ -1,0 +1,217 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+
+	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// metaWalk is what the metaschema checks (metaCheck2020,
+// metaCheckDraft4) share: where the walk is (the keys from the
+// document's root, for the error's pointer), whether an object's keys
+// are visited in order (for the same error every time), the check of one
+// schema, which the helpers call on subschemas, and the helpers that
+// check one value's shape with the validator's messages.
+type metaWalk struct {
+	path   []string
+	sorted bool
+	check  func(v any) error
+}
+
+// fail is an *Error at the walk's place: the pointer of the object and
+// the keyword whose value is wrong.
+func (w *metaWalk) fail(format string, args ...any) error {
+	e := &Error{Pointer: pointerOf(w.path), Msg: "invalid schema: " + fmt.Sprintf(format, args...)}
+	if n := len(w.path); n > 0 {
+		e.Pointer, e.Keyword = pointerOf(w.path[:n-1]), escapePointer(w.path[n-1])
+	}
+	return e
+}
+
+// in runs f one key or index deeper.
+func (w *metaWalk) in(seg string, f func() error) error {
+	w.path = append(w.path, seg)
+	err := f()
+	w.path = w.path[:len(w.path)-1]
+	return err
+}
+
+// keys are m's keys, in order when the walk is sorted.
+func (w *metaWalk) keys(m map[string]any) iter.Seq[string] {
+	if w.sorted {
+		return slices.Values(slices.Sorted(maps.Keys(m)))
+	}
+	return maps.Keys(m)
+}
+
+func asString(v any) (string, bool) { s, ok := v.(string); return s, ok }
+
+func (w *metaWalk) str(v any) error {
+	if _, ok := v.(string); !ok {
+		return w.fail("expected string")
+	}
+	return nil
+}
+
+// format checks a string in one of the validator's formats.
+func (w *metaWalk) format(v any, name string) error {
+	if err := w.str(v); err != nil {
+		return err
+	}
+	if !santhosh.Formats[name](v) {
+		return w.fail("%q is not valid %s", v, name)
+	}
+	return nil
+}
+
+func (w *metaWalk) number(v any) (*big.Rat, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, w.fail("expected number")
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok {
+		return nil, w.fail("expected number")
+	}
+	return r, nil
+}
+
+// count checks an integer ≥ 0 (maxLength and the like).
+func (w *metaWalk) count(v any) error {
+	r, err := w.number(v)
+	if err != nil || !r.IsInt() {
+		return w.fail("expected integer")
+	}
+	if r.Sign() < 0 {
+		return w.fail("must be >= 0")
+	}
+	return nil
+}
+
+func (w *metaWalk) boolean(v any) error {
+	if _, ok := v.(bool); !ok {
+		return w.fail("expected boolean")
+	}
+	return nil
+}
+
+func (w *metaWalk) array(v any) ([]any, error) {
+	a, ok := v.([]any)
+	if !ok {
+		return nil, w.fail("expected array")
+	}
+	return a, nil
+}
+
+func (w *metaWalk) object(v any) (map[string]any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, w.fail("expected object")
+	}
+	return m, nil
+}
+
+// schemaMap checks an object of schemas (properties, $defs).
+func (w *metaWalk) schemaMap(v any) error {
+	m, err := w.object(v)
+	if err != nil {
+		return err
+	}
+	for k, x := range m {
+		if err := w.in(k, func() error { return w.check(x) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schemaArray checks a non-empty array of schemas (allOf, anyOf, oneOf).
+func (w *metaWalk) schemaArray(v any) error {
+	a, err := w.array(v)
+	if err != nil {
+		return err
+	}
+	if len(a) == 0 {
+		return w.fail("minimum 1 items required")
+	}
+	for i, x := range a {
+		if err := w.in(strconv.Itoa(i), func() error { return w.check(x) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *metaWalk) simpleType(v any) error {
+	s, ok := v.(string)
+	if !ok || !simpleTypes[s] {
+		return w.fail("not a type name")
+	}
+	return nil
+}
+
+// unique checks that no two items of a are equal as JSON values.
+func (w *metaWalk) unique(a []any) error {
+	for i := range a {
+		for j := range i {
+			if jsonEqual(a[i], a[j]) {
+				return w.fail("items at index %d and %d are equal", j, i)
+			}
+		}
+	}
+	return nil
+}
+
+// patternProperties checks an object of schemas whose keys are regular
+// expressions.
+func (w *metaWalk) patternProperties(v any) error {
+	m, err := w.object(v)
+	if err != nil {
+		return err
+	}
+	for p := range m {
+		if !santhosh.Formats["regex"](p) {
+			return w.fail("%q is not valid regex", p)
+		}
+	}
+	return w.schemaMap(v)
+}
+
+// multipleOf checks a number > 0.
+func (w *metaWalk) multipleOf(v any) error {
+	r, err := w.number(v)
+	if err != nil {
+		return err
+	}
+	if r.Sign() <= 0 {
+		return w.fail("must be > 0")
+	}
+	return nil
+}
+
+// dependencies checks an object whose values are each a schema or a
+// list of property names (as names checks it).
+func (w *metaWalk) dependencies(v any, names func(any) error) error {
+	m, err := w.object(v)
+	if err != nil {
+		return err
+	}
+	for d, x := range m {
+		err := w.in(d, func() error {
+			if w.check(x) == nil || names(x) == nil {
+				return nil
+			}
+			return w.fail("neither a schema nor a list of names")
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
