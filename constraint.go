@@ -139,7 +139,10 @@ type JSONOptions struct {
 	// json.MarshalIndent(v, "", Indent) does; spaces and tabs only.
 	Indent string
 	// Whitespace allows up to this many whitespace characters between
-	// JSON tokens; 0 allows none (compact).
+	// JSON tokens; 0 allows none (compact). On a server that keeps its
+	// output to a schema itself (Capabilities().JSONSchema: Ollama's
+	// format, OpenAI's response_format), use ServerWhitespace: the server
+	// lays the JSON out its own way, and a compact constraint refuses it.
 	Whitespace int
 	// Unbounded leaves what the schema leaves open unbounded (strings
 	// without maxLength, arrays without maxItems, ...), for checking;
@@ -157,6 +160,12 @@ type JSONOptions struct {
 	// BaseURI is where the schema was read from, for relative $refs.
 	BaseURI string
 }
+
+// ServerWhitespace is the Whitespace a JSON constraint wants on a server
+// that keeps outputs to a schema itself: llama.cpp's schema grammar,
+// behind Ollama's format, allows up to 22 whitespace characters between
+// JSON tokens.
+const ServerWhitespace = 24
 
 func (o *JSONOptions) compileOptions() jsonschema.Options {
 	if o == nil {

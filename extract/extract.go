@@ -40,7 +40,11 @@
 // most probable value become a prefill (reins.Options.Prefill), and the
 // rest is generated again after it. Each leaf is decided once, in
 // document order, so a document takes at most one generation more than
-// it has such leaves written otherwise.
+// it has such leaves written otherwise. On a server the most probable
+// value takes the written one's place and the JSON after it stays as
+// the server wrote it (conditioned on the value it wrote): a server that
+// keeps to the schema itself would not after a prefill, and a model too
+// small to write JSON keys alone could not go on.
 package extract
 
 import (
@@ -71,7 +75,10 @@ type Options struct {
 	MaxTokens int
 	// TopLogprobs is how many alternatives each token reports.
 	TopLogprobs int
-	// JSON configures the schema's compilation (nil: compact, bounded).
+	// JSON configures the schema's compilation (nil: compact, bounded;
+	// on a server that keeps outputs to a schema itself, with up to
+	// reins.ServerWhitespace whitespace characters between JSON tokens,
+	// as the server lays them out).
 	JSON *reins.JSONOptions
 }
 
@@ -89,12 +96,16 @@ type Extractor struct {
 	c      *reins.Constraint
 	schema any // the schema decoded, to find enums
 	opts   Options
+	// inPlace: the model is a server, where a prefill would lose the
+	// server's own keeping to the schema; a listed value more probable
+	// than the one written takes its place, and the rest is kept.
+	inPlace bool
 }
 
 // New returns an Extractor for schema on model m. A $ref to another
 // document needs opts.JSON.Loader; NewFile sets one.
 func New(m *reins.Model, schema []byte, opts *Options) (*Extractor, error) {
-	o := options(opts)
+	o := options(m, opts)
 	c, err := reins.JSONSchema(schema, o.JSON)
 	if err != nil {
 		return nil, err
@@ -105,7 +116,7 @@ func New(m *reins.Model, schema []byte, opts *Options) (*Extractor, error) {
 // NewFile is New for the schema in file path (at most
 // reins.MaxSourceBytes); its $refs load only files beside it.
 func NewFile(m *reins.Model, path string, opts *Options) (*Extractor, error) {
-	o := options(opts)
+	o := options(m, opts)
 	c, err := reins.JSONSchemaFile(path, o.JSON)
 	if err != nil {
 		return nil, err
@@ -113,10 +124,13 @@ func NewFile(m *reins.Model, path string, opts *Options) (*Extractor, error) {
 	return newExtractor(m, c, c.Schema(), o) // the schema as compiled: the file is read once
 }
 
-func options(opts *Options) Options {
+func options(m *reins.Model, opts *Options) Options {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.JSON == nil && m.Capabilities().JSONSchema {
+		o.JSON = &reins.JSONOptions{Whitespace: reins.ServerWhitespace}
 	}
 	if o.Instructions == "" {
 		o.Instructions = DefaultInstructions
@@ -128,7 +142,7 @@ func options(opts *Options) Options {
 }
 
 func newExtractor(m *reins.Model, c *reins.Constraint, schema []byte, o Options) (*Extractor, error) {
-	x := &Extractor{m: m, c: c, opts: o}
+	x := &Extractor{m: m, c: c, opts: o, inPlace: !m.Capabilities().Logits}
 	if err := json.Unmarshal(schema, &x.schema); err != nil {
 		return nil, fmt.Errorf("extract: decode the schema: %w", err)
 	}
@@ -210,18 +224,21 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reins bug: %w", err)
 		}
-		res := &Result{Value: json.RawMessage(whole), Completion: out, Fields: append([]Field(nil), settled...)}
+		res := &Result{Completion: out, Fields: append([]Field(nil), settled...)}
 		// The tokens spell Healed, then Text: byte i of whole is byte
 		// i-len(decided)+len(Healed) of the tokens.
 		shift := len(out.Healed) - len(decided)
 		rechosen := false
-		for i, l := range leaves {
-			if l.Start < len(decided) {
+		delta := 0 // on a server, how far values put in place moved the leaves after them
+		for i, leaf := range leaves {
+			if leaf.Start < len(decided) {
 				continue // settled in an earlier round
 			}
+			l := leaf // where the leaf is in whole now
+			l.Start, l.End = leaf.Start+delta, leaf.End+delta
 			f := Field{Pointer: l.Pointer, Value: json.RawMessage(whole[l.Start:l.End])}
 			number := l.Kind == '-' || l.Kind >= '0' && l.Kind <= '9'
-			f.Tokens = program.ValueTokens(out.Tokens, l.Start+shift, l.End+shift, number)
+			f.Tokens = program.ValueTokens(out.Tokens, leaf.Start+shift, leaf.End+shift, number)
 			var lp, clp float64
 			for _, t := range f.Tokens {
 				lp += t.Logprob
@@ -235,7 +252,7 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 			if alts, ok := alternativesAt(x.schema, l.Path); ok {
 				then := whole[l.End:]
 				if i+1 < len(leaves) {
-					then = whole[l.End:leaves[i+1].Start]
+					then = whole[l.End : leaves[i+1].Start+delta]
 				}
 				if len(then) > maxThen {
 					then = then[:maxThen]
@@ -244,7 +261,16 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 				if err != nil {
 					return nil, err
 				}
-				if best != nil && string(best.Value) != string(f.Value) {
+				if best != nil && string(best.Value) != string(f.Value) && x.inPlace {
+					// On a server: the most probable value takes the
+					// written one's place (alternatives keeps only values
+					// that leave the whole valid), the rest stays as the
+					// server wrote it.
+					whole = whole[:l.Start] + string(best.Value) + whole[l.End:]
+					delta += len(best.Value) - (l.End - l.Start)
+					f.Value, f.Tokens = best.Value, best.tokens
+					f.Confidence, f.Raw = best.Prob, best.raw
+				} else if best != nil && string(best.Value) != string(f.Value) {
 					// Generation wrote a less probable value: take the most
 					// probable and generate the rest after it.
 					f.Value, f.Tokens = best.Value, best.tokens
@@ -258,6 +284,7 @@ func (x *Extractor) Extract(ctx context.Context, text string) (*Result, error) {
 			res.Fields = append(res.Fields, f)
 		}
 		if !rechosen {
+			res.Value = json.RawMessage(whole)
 			return res, nil
 		}
 	}

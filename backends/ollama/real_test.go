@@ -9,8 +9,10 @@ package ollama_test
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/reins-go/reins/backends/llama"
 	"github.com/reins-go/reins/backends/ollama"
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/extract"
 	"github.com/reins-go/reins/internal/shared"
 )
 
@@ -243,4 +246,47 @@ func TestRealChat(t *testing.T) {
 	require.NoError(t, re.Match([]byte(out.Text)))
 	assert.False(t, strings.Contains(out.Text, "\n"))
 	assert.False(t, math.IsNaN(out.Logprob()))
+}
+
+// TestRealExtract: extraction works on the real server as on a local
+// model: the server lays its format's JSON out with whitespace, which
+// the extractor's constraint allows on a server (reins.ServerWhitespace),
+// and every document gives a value valid against the schema, with a
+// confidence for every field.
+func TestRealExtract(t *testing.T) {
+	m := reins.New(storiesBackend(t, ollama.Options{}))
+	schema := filepath.Join("..", "..", "testdata", "extract", "person.schema.json")
+	x, err := extract.NewFile(m, schema, nil)
+	require.NoError(t, err)
+	check, err := reins.JSONSchemaFile(schema, &reins.JSONOptions{Whitespace: reins.ServerWhitespace, Unbounded: true})
+	require.NoError(t, err)
+	docs, err := extract.ReadInputs([]string{filepath.Join("..", "..", "testdata", "extract", "docs")}, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	for _, d := range docs {
+		res, err := x.Extract(context.Background(), d.Text)
+		require.NoError(t, err, d.ID)
+		require.NoError(t, check.Match(res.Value), "%s: %s", d.ID, res.Value)
+		for p, c := range res.Confidence() {
+			assert.True(t, c >= 0 && c <= 1, "%s %s: confidence %v", d.ID, p, c)
+		}
+		assert.Contains(t, res.Confidence(), "/kind")
+		// A listed value is the most probable of its alternatives, and
+		// the value holds it, also where the server wrote another.
+		var v map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(res.Value, &v))
+		for _, f := range res.Fields {
+			if len(f.Alternatives) == 0 {
+				continue
+			}
+			best := f.Alternatives[0]
+			for _, a := range f.Alternatives {
+				if a.Prob > best.Prob {
+					best = a
+				}
+			}
+			assert.JSONEq(t, string(best.Value), string(f.Value), "%s %s", d.ID, f.Pointer)
+			assert.JSONEq(t, string(f.Value), string(v[strings.TrimPrefix(f.Pointer, "/")]), "%s %s", d.ID, f.Pointer)
+		}
+	}
 }

@@ -25,6 +25,11 @@ type constraintFlags struct {
 	// given lists the constraint flags on the command line, empty
 	// values included.
 	given []string
+	// server is set when the model is a server, which may lay JSON out
+	// its own way: JSON then allows reins.ServerWhitespace between
+	// tokens unless --max-whitespace is given.
+	server  bool
+	wsGiven bool
 }
 
 func (c *constraintFlags) register(fs *flag.FlagSet) {
@@ -32,7 +37,7 @@ func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.regex, "regex", "", "constrain output to match this regular expression (the whole output; for the empty output write ^$)")
 	fs.StringVar(&c.schemaFile, "schema", "", "constrain output to JSON valid under this JSON Schema file")
 	fs.BoolVar(&c.jsonValue, "json-value", false, "constrain output to any JSON value (JSON mode)")
-	ws, wsHelp := 0, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none, compact)"
+	ws, wsHelp := 0, "with --schema or --json-value: longest run of whitespace between JSON tokens (0: none, compact; on a server --backend, "+fmt.Sprint(reins.ServerWhitespace)+" unless given, as the server lays JSON out its own way)"
 	if c.checking {
 		ws, wsHelp = checkWhitespace, "with --schema or --json-value: longest run of whitespace allowed between JSON tokens"
 	}
@@ -48,6 +53,8 @@ func (c *constraintFlags) seen(fs *flag.FlagSet) {
 		switch f.Name {
 		case "grammar", "regex", "schema", "json-value":
 			c.given = append(c.given, f.Name)
+		case "max-whitespace":
+			c.wsGiven = true
 		}
 	})
 }
@@ -113,5 +120,9 @@ func (c *constraintFlags) constraint(stderr io.Writer) (*reins.Constraint, error
 }
 
 func (c *constraintFlags) jsonOptions() *reins.JSONOptions {
-	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: c.maxWS, Relax: c.relax, Unbounded: c.checking}
+	ws := c.maxWS
+	if c.server && !c.wsGiven && c.indent == 0 {
+		ws = reins.ServerWhitespace
+	}
+	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: ws, Relax: c.relax, Unbounded: c.checking}
 }

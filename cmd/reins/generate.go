@@ -97,6 +97,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if err := (decode.SamplingOptions{Temperature: *temp, TopK: *topK, TopP: *topP, MinP: *minP}).Validate(); err != nil {
 		return flagError(err)
 	}
+	cf.server = mf.remote.remote()
 	if opts.Constraint, err = cf.constraint(stderr); err != nil {
 		return err
 	}
