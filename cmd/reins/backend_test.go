@@ -14,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/program"
 )
 
 // fakeOllama answers /api/generate with the words given, one token
@@ -106,4 +109,30 @@ func TestRunOnOllama(t *testing.T) {
 	code = run([]string{"run", "--backend", "ollama", "--url", s.URL, "--model", "stories", roles}, nil, &stdout, &stderr)
 	assert.Equal(t, exitUsage, code, stderr.String())
 	assert.Contains(t, stderr.String(), "--chat")
+}
+
+// TestRunJSONSaysWhatAScoreIs: run --json carries, per select option,
+// whether its score came from a server's top alternatives and whether
+// it is only a bound (the option left them), as choose --json does.
+func TestRunJSONSaysWhatAScoreIs(t *testing.T) {
+	res := &program.Result{Text: "Once upon", Captures: []*program.Capture{{Name: "w", Kind: "select", Value: " upon",
+		Options: []reins.Option{{Text: " upon", Prob: 0.9, TopK: true}, {Text: " zebra", Prob: 0.1, TopK: true, Bound: true}}}}}
+	var b bytes.Buffer
+	require.NoError(t, writeRunJSON(&b, res))
+	var out struct {
+		Captures map[string]struct {
+			Options []struct {
+				Text  string
+				TopK  bool `json:"top_k"`
+				Bound bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &out), b.String())
+	opts := out.Captures["w"].Options
+	require.Len(t, opts, 2, b.String())
+	for _, o := range opts {
+		assert.True(t, o.TopK, b.String())
+		assert.Equal(t, o.Text == " zebra", o.Bound, "%q: %s", o.Text, b.String())
+	}
 }

@@ -167,7 +167,10 @@ type optionJSON struct {
 	Text    string  `json:"text"`
 	Logprob float64 `json:"logprob"`
 	Prob    float64 `json:"prob"`
-	TopK    bool    `json:"top_k,omitempty"`
+	// TopK and Bound: the option's score comes from a server's top
+	// alternatives, and is only a bound when it left them.
+	TopK  bool `json:"top_k,omitempty"`
+	Bound bool `json:"bound,omitempty"`
 }
 
 // writeRunJSON writes {"text": ..., "captures": {...}} with the captures
@@ -194,7 +197,7 @@ func writeRunJSON(w io.Writer, res *program.Result) error {
 			cj.Tokens = []reins.Token{}
 		}
 		for _, o := range c.Options {
-			cj.Options = append(cj.Options, optionJSON{o.Text, o.Logprob, o.Prob, o.TopK})
+			cj.Options = append(cj.Options, optionJSON{o.Text, o.Logprob, o.Prob, o.TopK, o.Bound})
 		}
 		name, _ := json.Marshal(c.Name)
 		val, err := json.Marshal(cj)
