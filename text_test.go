@@ -3,6 +3,7 @@ package reins
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/internal/logspace"
 )
 
 // textModel serves the fixture model as a server with topK alternatives.
@@ -186,4 +188,64 @@ func TestTextBackendStreaming(t *testing.T) {
 			assert.Less(t, u.Requests, len(out.Tokens))
 		}
 	}
+}
+
+// TestTextBackendConstrainedLogprobs: on a server each kept token's
+// constrained logprob is its logprob renormalised over the allowed
+// tokens among the server's alternatives (marked TopK), and Unseen is
+// the probability the alternatives leave out, the bound on what the
+// renormalisation could not see. The regex [a-z]+ allows exactly the
+// alternatives spelled with lowercase letters only.
+func TestTextBackendConstrainedLogprobs(t *testing.T) {
+	const topK = 5
+	m, _ := textModel(topK)
+	re, err := Regex(`[a-z]+`)
+	require.NoError(t, err)
+	lower := func(b []byte) bool {
+		for _, c := range b {
+			if c < 'a' || c > 'z' {
+				return false
+			}
+		}
+		return len(b) > 0
+	}
+	checked := 0
+	for seed := range uint64(4) {
+		out, err := m.Generate(context.Background(), "The cat", Options{Constraint: re, MaxTokens: 12, Temperature: 1, Seed: seed, TopLogprobs: topK})
+		require.NoError(t, err)
+		for i, tok := range out.Tokens {
+			if tok.Forced || tok.Unscored {
+				continue
+			}
+			c := tok.Constrained
+			require.NotNil(t, c, "token %d", i)
+			assert.True(t, c.TopK, "token %d", i)
+			require.Len(t, tok.TopLogprobs, topK, "token %d", i)
+			// z: the log of the allowed alternatives' mass.
+			z := math.Inf(-1)
+			mass, inTop := 0.0, false
+			var allowed []decode.TopLogprob
+			for _, a := range tok.TopLogprobs {
+				mass += math.Exp(a.Logprob)
+				inTop = inTop || string(a.Bytes) == string(tok.Bytes)
+				if lower(a.Bytes) {
+					z = logspace.Add(z, a.Logprob)
+					allowed = append(allowed, a)
+				}
+			}
+			if !inTop { // the token came from a request that took it another way (a bias, a stall): it counts too
+				z = logspace.Add(z, tok.Logprob)
+				mass += math.Exp(tok.Logprob)
+			}
+			assert.InDelta(t, tok.Logprob-z, c.Logprob, 1e-9, "token %d %q", i, tok.Token)
+			assert.InDelta(t, max(0, 1-mass), c.Unseen, 1e-9, "token %d", i)
+			require.Len(t, c.TopLogprobs, len(allowed), "token %d: the constrained alternatives are the allowed ones", i)
+			for k, a := range c.TopLogprobs {
+				assert.Equal(t, string(allowed[k].Bytes), string(a.Bytes), "token %d alternative %d", i, k)
+				assert.InDelta(t, allowed[k].Logprob-z, a.Logprob, 1e-9, "token %d alternative %d", i, k)
+			}
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 10)
 }
