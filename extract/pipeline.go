@@ -220,6 +220,9 @@ type RunOptions struct {
 	// Progress, when set, is called after each document is written,
 	// with the documents written and the documents to do in this run.
 	Progress func(done, total int)
+	// Written, when set, is called after each document is written, in
+	// the documents' order, with its result (nil when it failed).
+	Written func(id string, res *Result)
 }
 
 // Stats counts what a run did.
@@ -255,6 +258,7 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 	type done struct {
 		i   int
 		rec Record
+		res *Result
 	}
 	jobs := make(chan int)
 	results := make(chan done)
@@ -271,8 +275,11 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 				if ctx.Err() != nil {
 					return // cut, not failed: left for the next run
 				}
+				if err != nil {
+					res = nil
+				}
 				select {
-				case results <- done{i, NewRecord(d.ID, res, err)}:
+				case results <- done{i, NewRecord(d.ID, res, err), res}:
 				case <-ctx.Done():
 					return
 				}
@@ -290,17 +297,18 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
-	pending := map[int]Record{}
+	pending := map[int]done{}
 	next := 0
 	var werr error
 	for r := range results {
-		pending[r.i] = r.rec
+		pending[r.i] = r
 		for werr == nil && ctx.Err() == nil {
-			rec, ok := pending[next]
+			d, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
+			rec := d.rec
 			line, err := json.Marshal(rec)
 			if err == nil {
 				_, err = w.Write(append(line, '\n'))
@@ -315,6 +323,9 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 				st.Failed++
 			} else {
 				st.Done++
+			}
+			if o.Written != nil {
+				o.Written(rec.ID, d.res)
 			}
 			if o.Progress != nil {
 				o.Progress(next, len(todo))

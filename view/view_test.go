@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/extract"
 	"github.com/reins-go/reins/program"
 )
 
@@ -226,5 +227,60 @@ func TestFromProgram(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "thing ") || !strings.Contains(buf.String(), "mood ") {
 		t.Error("the page lacks the captures' labels")
+	}
+}
+
+// TestFromExtraction: the page of extracted documents spells each one's
+// ID and JSON value, and outlines every field over its value with its
+// pointer and confidence.
+func TestFromExtraction(t *testing.T) {
+	m := reins.Builtin()
+	x, err := extract.NewFile(m, filepath.Join("..", "testdata", "extract", "person.schema.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []Extracted
+	var want strings.Builder
+	var fields []extract.Field
+	for i, text := range []string{"Anna is 31 and has a cat.", "Bob, 40, has a dog."} {
+		res, err := x.Extract(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("doc%d", i)
+		docs = append(docs, Extracted{ID: id, Result: res})
+		if i > 0 {
+			want.WriteString("\n\n")
+		}
+		want.WriteString(id + "\n" + string(res.Value))
+		fields = append(fields, res.Fields...)
+	}
+	docs = append(docs, Extracted{ID: "failed"}) // a failed document has no result: left out
+	p := FromExtraction("extraction", docs)
+	var text strings.Builder
+	shaded := 0
+	for _, s := range p.Segments {
+		text.WriteString(s.Text)
+		for _, tok := range s.Tokens {
+			text.Write(tok.Bytes)
+		}
+		if len(s.Tokens) > 0 {
+			shaded++
+		}
+	}
+	if shaded != len(fields) {
+		t.Errorf("%d fields shown as tokens, want all %d", shaded, len(fields))
+	}
+	if text.String() != want.String() {
+		t.Errorf("the page spells %q, want %q", text.String(), want.String())
+	}
+	if len(p.Captures) != len(fields) {
+		t.Fatalf("%d captures, %d fields", len(p.Captures), len(fields))
+	}
+	for i, c := range p.Captures {
+		f := fields[i]
+		if got := text.String()[c.Start:c.End]; c.Name != f.Pointer || got != string(f.Value) || c.Prob != f.Confidence {
+			t.Errorf("capture %d: %s over %q (%v), want %s over %q (%v)", i, c.Name, got, c.Prob, f.Pointer, f.Value, f.Confidence)
+		}
 	}
 }

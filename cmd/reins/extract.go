@@ -15,6 +15,7 @@ import (
 
 	"github.com/reins-go/reins/extract"
 	"github.com/reins-go/reins/internal/fileread"
+	"github.com/reins-go/reins/view"
 )
 
 // maxConcurrency bounds --concurrency (llama.cpp's sequences).
@@ -34,6 +35,7 @@ func cmdExtract(args []string, stdout, stderr io.Writer) error {
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	seed := fs.Uint64("seed", 0, "random seed for --temperature")
 	maxTokens := fs.Int("max-tokens", extract.DefaultMaxTokens, "most tokens of one document's JSON")
+	html := htmlFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: reins extract --schema S.json [flags] INPUT...
 INPUT is a text file, a folder of them, or a .jsonl file with a text member per line.
@@ -110,9 +112,18 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 		)
 		ropts.Progress = func(done, total int) { _ = bar.Set(done) }
 	}
+	var extracted []view.Extracted
+	if *html != "" {
+		ropts.Written = func(id string, res *extract.Result) {
+			extracted = append(extracted, view.Extracted{ID: id, Result: res})
+		}
+	}
 	st, err := x.Run(ctx, docs, w, ropts)
 	fmt.Fprintf(stderr, "extract: %d done, %d failed, %d skipped (already in the output)\n", st.Done, st.Failed, st.Skipped)
 	if err != nil {
+		return err
+	}
+	if err := writeHTML(*html, view.FromExtraction(*schema, extracted), stderr); err != nil {
 		return err
 	}
 	if st.Failed > 0 {

@@ -18,6 +18,7 @@ import (
 	"github.com/reins-go/reins/chat"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/program"
+	"github.com/reins-go/reins/view"
 )
 
 // varFlag collects --var name=value; a name given more than once is a
@@ -84,6 +85,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	topLogprobs := fs.Int("top-logprobs", 0, "alternatives to report per captured token")
 	chatName := fs.String("chat", "", "chat format of role blocks: plain, chatml, llama3, gemma or phi3 (default: the model's)")
 	noHeal := fs.Bool("no-heal", false, "do not heal the token boundary before each hole")
+	html := htmlFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins run [flags] TEMPLATE_FILE\nRuns a program: prints the filled text, then each capture with its probability.")
 		fs.PrintDefaults()
@@ -127,6 +129,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			return usageError{err.Error()}
 		}
 		return unfinished(err)
+	}
+	if err := writeHTML(*html, view.FromProgram(pos[0], res), stderr); err != nil {
+		return err
 	}
 	if *asJSON {
 		return writeRunJSON(stdout, res)

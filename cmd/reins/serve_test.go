@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,25 @@ func TestHTMLFlagAndView(t *testing.T) {
 
 	_, _, code = runCLIStdin(t, `{"nothing": 1}`, "view", "-")
 	assert.Equal(t, exitUsage, code)
+
+	// run and extract outline their captures and fields.
+	runPage := filepath.Join(dir, "run.html")
+	_, errOut, code = runCLI(t, "run", "--html", runPage, "--var", "animal=dog", filepath.Join("..", "..", "testdata", "programs", "quiz.tmpl"))
+	require.Equal(t, 0, code, errOut)
+	html, err = os.ReadFile(runPage)
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `data-cap="0"`)
+	extractPage := filepath.Join(dir, "extract.html")
+	_, errOut, code = runCLI(t, "extract", "--html", extractPage, "--schema", filepath.Join("..", "..", "testdata", "extract", "person.schema.json"), filepath.Join("..", "..", "testdata", "extract", "docs"))
+	require.Equal(t, 0, code, errOut)
+	html, err = os.ReadFile(extractPage)
+	require.NoError(t, err)
+	caps := map[string]bool{}
+	for _, m := range regexp.MustCompile(`data-cap="(\d+)"`).FindAllStringSubmatch(string(html), -1) {
+		caps[m[1]] = true
+	}
+	assert.Len(t, caps, 15, "3 documents of 5 fields each, outlined")
+	assert.Contains(t, string(html), "/married")
 }
 
 // BenchmarkServeLoad is BenchmarkLoad of the server package on a real
