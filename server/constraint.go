@@ -114,7 +114,10 @@ func (s *Server) constraint(c *common) (*reins.Constraint, *apiError) {
 		switch rf.Type {
 		case "json_object":
 			param = "response_format"
-			con, err = s.cache.get("json", "", func() (*reins.Constraint, error) { return reins.JSON(), nil })
+			// OpenAI's JSON mode writes an object.
+			con, err = s.cache.get("json", "", func() (*reins.Constraint, error) {
+				return reins.JSONSchema([]byte(`{"type": "object"}`), nil)
+			})
 		case "json_schema":
 			param = "response_format.json_schema.schema"
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
