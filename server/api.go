@@ -23,6 +23,8 @@ type apiError struct {
 	Code    *string `json:"code"`
 	// retryAfter, in seconds, for 429 and 503.
 	retryAfter int
+	// allow, for 405: the methods the path takes.
+	allow string
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -136,7 +138,7 @@ func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.Resp
 	case errors.As(err, &typ):
 		field := strings.TrimPrefix(typ.Field, "common.")
 		if field == "" {
-			field = "body"
+			return badRequest("", fmt.Sprintf("the body is a JSON %s: want a JSON object", typ.Value))
 		}
 		return badRequest(field, fmt.Sprintf("want %s, got JSON %s", typ.Type, typ.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

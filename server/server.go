@@ -77,6 +77,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -332,7 +333,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "missing or incorrect API key: send Authorization: Bearer KEY"}, "invalid_api_key"))
 		return
 	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		writeError(rec, noRoute(s.mux, r))
+		return
+	}
 	s.mux.ServeHTTP(rec, r)
+}
+
+// noRoute is the error, in OpenAI's shape, of a request no route takes:
+// 405 with the methods the path takes, else 404.
+func noRoute(mux *http.ServeMux, r *http.Request) *apiError {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		other := *r
+		other.Method = m
+		if _, pattern := mux.Handler(&other); pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		return &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error",
+			Message: fmt.Sprintf("%s %s: the path takes %s", r.Method, r.URL.Path, strings.Join(allowed, ", ")), allow: strings.Join(allowed, ", ")}
+	}
+	return &apiError{Status: http.StatusNotFound, Type: "invalid_request_error",
+		Message: fmt.Sprintf("%s %s: no such endpoint (the server has /v1/completions, /v1/chat/completions, /v1/models, /health and /metrics)", r.Method, r.URL.Path)}
 }
 
 // authorized compares the bearer token with the key in constant time
@@ -436,6 +460,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
+	if e.allow != "" {
+		w.Header().Set("Allow", e.allow)
 	}
 	writeJSON(w, e.Status, map[string]any{"error": e})
 }

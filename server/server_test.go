@@ -283,6 +283,9 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/completions", `{"prompt": "a", "logprobs": 1000}`, "logprobs", 400},
 		{"/v1/completions", `{"prompt": "a", "regex": "` + strings.Repeat("a", 17<<10) + `"}`, "regex", 400},
 		{"/v1/completions", `{"prompt": "a"} {"prompt": "b"}`, "", 400},
+		{"/v1/completions", `[1, 2]`, "", 400},
+		{"/v1/nothing", `{}`, "", 404},
+		{"/v1/models", `{}`, "", 405},
 	} {
 		req, _ := http.NewRequest("POST", ts.URL+tc.path, strings.NewReader(tc.body))
 		resp, err := http.DefaultClient.Do(req)
@@ -308,6 +311,12 @@ func TestBadRequests(t *testing.T) {
 		}
 		if param != tc.param {
 			t.Errorf("%s %.80s: param %q, want %q (%s)", tc.path, tc.body, param, tc.param, out.Error.Message)
+		}
+		if strings.Contains(out.Error.Message, "server.") {
+			t.Errorf("%s %.80s: the message names a Go type: %s", tc.path, tc.body, out.Error.Message)
+		}
+		if tc.status == 405 && resp.Header.Get("Allow") != "GET" {
+			t.Errorf("%s: Allow %q, want GET", tc.path, resp.Header.Get("Allow"))
 		}
 	}
 }
