@@ -610,3 +610,22 @@ func TestTextOffsetCountsCharacters(t *testing.T) {
 	}
 	check("stream", text.String(), toks, offs, content)
 }
+
+// TestTopLogprobsPastOpenAIs: more than OpenAI's 20 alternatives come
+// back when asked for, up to Limits.MaxTopLogprobs.
+func TestTopLogprobsPastOpenAIs(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	code, out := post(t, ts.URL+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "logprobs": true, "top_logprobs": 50}`)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	content := out["choices"].([]any)[0].(map[string]any)["logprobs"].(map[string]any)["content"].([]any)
+	if len(content) == 0 {
+		t.Fatal("no tokens")
+	}
+	for i, e := range content {
+		if n := len(e.(map[string]any)["top_logprobs"].([]any)); n != 50 {
+			t.Errorf("token %d: %d alternatives, want 50", i, n)
+		}
+	}
+}
