@@ -147,15 +147,11 @@ func TestHTMLFlagAndView(t *testing.T) {
 // ones (the grammar has no end before max_tokens): free and grammar
 // compare the servers' tok/s with the same work per request, and
 // "mixed" compares each kind's time per token in the same batches (with
-// -v the report per kind is printed).
+// -v the report per kind is printed). BenchmarkServeMatched compares
+// the constrained mix with free requests of the same lengths.
 //
 //	go test -run '^$' -bench ServeLoad -benchtime 200x ./cmd/reins/
 func BenchmarkServeLoad(b *testing.B) {
-	model := filepath.Join("..", "..", "..", "shared", "models", "stories260K.gguf")
-	if _, err := os.Stat(model); err != nil {
-		b.Logf("SHARED DATA MISSING: %s; on the built-in model", model)
-		model = BuiltinModel
-	}
 	for _, bc := range []struct {
 		name  string
 		kinds []loadtest.Kind
@@ -166,28 +162,11 @@ func BenchmarkServeLoad(b *testing.B) {
 		{"mixed", []loadtest.Kind{loadtest.Free, loadtest.Regex, loadtest.Free, loadtest.Schema, loadtest.Free, loadtest.Grammar}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			b.Setenv("XDG_CACHE_HOME", b.TempDir())
-			ctx, cancel := context.WithCancel(context.Background())
-			addrc := make(chan string, 1)
-			done := make(chan error, 1)
-			var stderr bytes.Buffer
-			go func() {
-				done <- serve(ctx, []string{"--model", model, "--addr", "127.0.0.1:0", "--parallel", "8", "--queue", "64", "--ctx", "512"}, &stderr, func(a string) { addrc <- a })
-			}()
-			var base string
-			select {
-			case a := <-addrc:
-				base = "http://" + a
-			case err := <-done:
-				b.Fatalf("serve ended: %v\n%s", err, stderr.String())
-			}
+			base, model, stop := serveForBench(b)
 			b.ResetTimer()
 			rep := loadtest.Run(context.Background(), loadtest.Options{BaseURL: base, Clients: 16, Requests: b.N, MaxTokens: 64, Kinds: bc.kinds})
 			b.StopTimer()
-			cancel()
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
+			stop()
 			st := rep.All
 			b.ReportMetric(st.Throughput, "tok/s")
 			b.ReportMetric(float64(st.TTFT50.Microseconds()), "ttft-p50-µs")
@@ -203,5 +182,72 @@ func BenchmarkServeLoad(b *testing.B) {
 				b.Fatalf("%d errors (first: %s), %d invalid constrained outputs", st.Errors, st.FirstErr, st.Invalid)
 			}
 		})
+	}
+}
+
+// BenchmarkServeMatched runs, on one server and in one run, the
+// constrained mix of BenchmarkServeLoad (regex, schema and grammar
+// requests, outputs validated), then free requests each asked for as
+// many tokens as the constrained request of the same number gave: the
+// same concurrency, prompts and amount of output, with and without
+// constraints. It reports both rates and their ratio.
+//
+//	go test -run '^$' -bench ServeMatched -benchtime 300x -count 5 ./cmd/reins/
+func BenchmarkServeMatched(b *testing.B) {
+	base, model, stop := serveForBench(b)
+	defer stop()
+	b.ResetTimer()
+	con := loadtest.Run(context.Background(), loadtest.Options{BaseURL: base, Clients: 16, Requests: b.N, MaxTokens: 64,
+		Kinds: []loadtest.Kind{loadtest.Regex, loadtest.Schema, loadtest.Grammar}})
+	free := loadtest.Run(context.Background(), loadtest.Options{BaseURL: base, Clients: 16, Requests: b.N, Kinds: []loadtest.Kind{loadtest.Free},
+		MaxTokensOf: func(i int) int { return max(1, con.Lengths[i]) }})
+	b.StopTimer()
+	for _, r := range []*loadtest.Report{con, free} {
+		if st := r.All; st.Errors > 0 || st.Invalid > 0 {
+			b.Fatalf("%d errors (first: %s), %d invalid constrained outputs", st.Errors, st.FirstErr, st.Invalid)
+		}
+	}
+	if con.All.Tokens != free.All.Tokens {
+		b.Fatalf("free requests gave %d tokens, constrained %d: the lengths do not match", free.All.Tokens, con.All.Tokens)
+	}
+	b.ReportMetric(con.All.Throughput, "constrained-tok/s")
+	b.ReportMetric(free.All.Throughput, "free-tok/s")
+	b.ReportMetric(100*con.All.Throughput/free.All.Throughput, "constrained/free-%")
+	b.ReportMetric(0, "ns/op")
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "%d requests on %s:\nconstrained\n%s\nfree, the same lengths\n%s\n", b.N, model, con, free)
+	}
+}
+
+// serveForBench starts reins serve on stories260K (from ../shared, else
+// the built-in model) with 8 sequences on a free loopback port, and
+// returns its base URL, the model and a function that stops it.
+func serveForBench(b *testing.B) (base, model string, stop func()) {
+	b.Helper()
+	model = filepath.Join("..", "..", "..", "shared", "models", "stories260K.gguf")
+	if _, err := os.Stat(model); err != nil {
+		b.Logf("SHARED DATA MISSING: %s; on the built-in model", model)
+		model = BuiltinModel
+	}
+	b.Setenv("XDG_CACHE_HOME", b.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- serve(ctx, []string{"--model", model, "--addr", "127.0.0.1:0", "--parallel", "8", "--queue", "64", "--ctx", "512"}, &stderr, func(a string) { addrc <- a })
+	}()
+	select {
+	case a := <-addrc:
+		base = "http://" + a
+	case err := <-done:
+		cancel()
+		b.Fatalf("serve ended: %v\n%s", err, stderr.String())
+	}
+	return base, model, func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -38,11 +38,15 @@ func (k Kind) String() string {
 
 // Options configure a run.
 type Options struct {
-	BaseURL     string // http://127.0.0.1:PORT
-	APIKey      string
-	Clients     int    // concurrent clients
-	Requests    int    // requests in all
-	MaxTokens   int    // per request
+	BaseURL   string // http://127.0.0.1:PORT
+	APIKey    string
+	Clients   int // concurrent clients
+	Requests  int // requests in all
+	MaxTokens int // per request
+	// MaxTokensOf, when set, is request i's max_tokens (the lengths of
+	// another run's outputs, Report.Lengths, to compare kinds on the same
+	// amount of output).
+	MaxTokensOf func(i int) int
 	Kinds       []Kind // cycled through, request by request
 	TopLogprobs int
 	Prompt      string
@@ -66,6 +70,8 @@ type Report struct {
 	Wall   time.Duration
 	All    Stats
 	ByKind map[Kind]*Stats
+	// Lengths are the tokens each request's output had, by request.
+	Lengths []int
 }
 
 func (r *Report) String() string {
@@ -123,7 +129,11 @@ func validate(regexOK, grammarOK *regexp.Regexp, k Kind, text string) bool {
 }
 
 func body(k Kind, o *Options, seed int) []byte {
-	req := map[string]any{"prompt": o.Prompt, "max_tokens": o.MaxTokens, "stream": true, "seed": seed, "temperature": 0.8}
+	maxTokens := o.MaxTokens
+	if o.MaxTokensOf != nil {
+		maxTokens = o.MaxTokensOf(seed)
+	}
+	req := map[string]any{"prompt": o.Prompt, "max_tokens": maxTokens, "stream": true, "seed": seed, "temperature": 0.8}
 	if o.TopLogprobs > 0 {
 		req["logprobs"] = o.TopLogprobs
 	}
@@ -140,6 +150,7 @@ func body(k Kind, o *Options, seed int) []byte {
 }
 
 type sample struct {
+	i       int // the request's number
 	kind    Kind
 	err     string
 	invalid bool
@@ -188,7 +199,10 @@ func Run(ctx context.Context, o Options) *Report {
 	}
 	wg.Wait()
 	wall := time.Since(t0)
-	rep := &Report{Wall: wall, ByKind: map[Kind]*Stats{}}
+	rep := &Report{Wall: wall, ByKind: map[Kind]*Stats{}, Lengths: make([]int, o.Requests)}
+	for _, s := range samples {
+		rep.Lengths[s.i] = s.tokens
+	}
 	rep.All = stats(samples, wall)
 	for _, k := range o.Kinds {
 		if _, done := rep.ByKind[k]; done {
@@ -241,7 +255,7 @@ func pct(xs []time.Duration, q float64) time.Duration {
 
 // one sends one streaming request and reads it to the end.
 func one(ctx context.Context, o *Options, k Kind, i int, valid func(Kind, string) bool) sample {
-	s := sample{kind: k}
+	s := sample{kind: k, i: i}
 	req, err := http.NewRequestWithContext(ctx, "POST", o.BaseURL+"/v1/completions", bytes.NewReader(body(k, o, i)))
 	if err != nil {
 		s.err = err.Error()
