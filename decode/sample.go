@@ -102,7 +102,16 @@ func (s *sampler) Sample(lp []float32) (int, error) {
 	s.probs = s.probs[:0]
 	var total float64
 	for _, id := range s.cand {
-		p := expNonPositive(float64(lp[id]-best) * invT)
+		var p float64
+		if math.IsInf(float64(best), 1) {
+			// A token at +Inf takes all the probability (shared with any
+			// other at +Inf), as it does in the limit.
+			if math.IsInf(float64(lp[id]), 1) {
+				p = 1
+			}
+		} else {
+			p = expNonPositive(float64(lp[id]-best) * invT)
+		}
 		s.probs = append(s.probs, p)
 		total += p
 	}
@@ -113,6 +122,9 @@ func (s *sampler) Sample(lp []float32) (int, error) {
 	// top-p: the smallest set, most likely first, reaching p of the mass.
 	if tp := s.opts.TopP; tp > 0 && tp < 1 {
 		total = s.nucleus(tp * total)
+	}
+	if len(s.cand) == 0 {
+		return 0, ErrNoToken
 	}
 	u := s.rng.Float64() * total
 	for i, p := range s.probs {

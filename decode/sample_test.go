@@ -86,3 +86,27 @@ func TestSamplerOptionsValidate(t *testing.T) {
 		assert.Error(t, err, "%+v", o)
 	}
 }
+
+// TestSamplerDegenerateInput: a vector with no finite log-probability
+// (all -Inf, all NaN, empty) is ErrNoToken under every option, never a
+// panic; a token at +Inf takes all the probability.
+func TestSamplerDegenerateInput(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	options := []SamplingOptions{
+		{}, {Temperature: 1}, {Temperature: 1, TopK: 2}, {Temperature: 1, TopP: 0.5}, {Temperature: 1, MinP: 0.5},
+		{Temperature: 0.7, TopK: 3, TopP: 0.9, MinP: 0.1},
+	}
+	for _, o := range options {
+		s, err := NewSampler(o)
+		require.NoError(t, err)
+		for _, lp := range [][]float32{{}, {-inf, -inf}, {nan, nan}, {nan, -inf}} {
+			_, err := s.Sample(lp)
+			assert.ErrorIs(t, err, ErrNoToken, "%+v %v", o, lp)
+		}
+		for range 20 {
+			id, err := s.Sample([]float32{0, inf, -inf, -1})
+			require.NoError(t, err, "%+v", o)
+			assert.Equal(t, 1, id, "%+v: the token at +Inf", o)
+		}
+	}
+}
