@@ -21,8 +21,9 @@ import (
 // with encoding/json: a JSON Schema derived from T's type, compiled with
 // default JSONOptions. What the schema says:
 //
-//   - struct fields by their json tag names, in field order (outputs
-//     write them in that order); fields without omitempty are required,
+//   - struct fields by their json tag names (a struct of up to six
+//     fields takes them in any order, as the model writes them; a larger
+//     one in field order); fields without omitempty are required,
 //     with omitempty optional; no other keys; embedded structs are
 //     flattened and fields that share a name resolved as encoding/json
 //     does (the shallowest wins; at one depth the only tagged one, else

@@ -267,7 +267,7 @@ func TestProgStringBytes(t *testing.T) {
 	assert.Contains(t, s, `byte '\xc3'`)
 	assert.Contains(t, s, `byte '\xff'`)
 	assert.NotContains(t, s, "Ã")
-	assert.Equal(t, `'a'`, QuoteByte('a'))
-	assert.Equal(t, `'\n'`, QuoteByte('\n'))
-	assert.Equal(t, `'\x00'`, QuoteByte(0))
+	assert.Equal(t, `'a'`, quoteByte('a'))
+	assert.Equal(t, `'\n'`, quoteByte('\n'))
+	assert.Equal(t, `'\x00'`, quoteByte(0))
 }

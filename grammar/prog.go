@@ -80,9 +80,9 @@ func (p *Prog) String() string {
 		switch in.Op {
 		case InstByte:
 			if in.Lo == in.Hi {
-				fmt.Fprintf(&b, "byte %s -> %d\n", QuoteByte(in.Lo), in.Out)
+				fmt.Fprintf(&b, "byte %s -> %d\n", quoteByte(in.Lo), in.Out)
 			} else {
-				fmt.Fprintf(&b, "byte %s-%s -> %d\n", QuoteByte(in.Lo), QuoteByte(in.Hi), in.Out)
+				fmt.Fprintf(&b, "byte %s-%s -> %d\n", quoteByte(in.Lo), quoteByte(in.Hi), in.Out)
 			}
 		case InstSplit:
 			fmt.Fprintf(&b, "split -> %d, %d\n", in.Out, in.Arg)
@@ -102,10 +102,10 @@ func (p *Prog) String() string {
 	return b.String()
 }
 
-// QuoteByte writes b as a Go byte literal: an ASCII character as itself
+// quoteByte writes b as a Go byte literal: an ASCII character as itself
 // ('a', '\n', '\x00'), any other byte in hex ('\xc3'), never as the
 // Latin-1 character of the same number.
-func QuoteByte(b byte) string {
+func quoteByte(b byte) string {
 	if b < utf8.RuneSelf {
 		return strconv.QuoteRune(rune(b))
 	}

@@ -1,6 +1,6 @@
 package grammar
 
-// Size returns the number of instructions Compile estimates n compiles
+// estimateSize returns the number of instructions Compile estimates n compiles
 // to, the measure its budget (MaxInst) is checked with: n's unrolled
 // size, where a bounded repetition costs its body once per copy (a large
 // body repeated often is compiled once, as a rule, at two instructions a
@@ -11,7 +11,7 @@ package grammar
 // grammar against the budget before building the rest.
 //
 // Its work is linear in the tree's size counting shared nodes once.
-func Size(n *Node) int {
+func estimateSize(n *Node) int {
 	z := sizer{budget: sizeSteps}
 	if s, ok := z.size(n); ok {
 		return s
@@ -21,11 +21,11 @@ func Size(n *Node) int {
 	return s
 }
 
-// sizeSteps bounds the nodes Size visits walking the tree as it is
+// sizeSteps bounds the nodes estimateSize visits walking the tree as it is
 // (quick where little is shared) before it measures again with a memo.
 const sizeSteps = 1 << 16
 
-// sizer measures nodes for Size: without memo within budget visits,
+// sizer measures nodes for estimateSize: without memo within budget visits,
 // else with memo.
 type sizer struct {
 	memo   map[*Node]int

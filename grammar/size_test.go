@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSize checks Size's measure on small trees, and that it bounds the
+// TestSize checks estimateSize's measure on small trees, and that it bounds the
 // instructions Compile emits for them.
 func TestSize(t *testing.T) {
 	tests := []struct {
@@ -25,11 +25,11 @@ func TestSize(t *testing.T) {
 		{"hoisted", Repeat(Lit("abc"), 0, 10), (1 + 12) + 2*10}, // a large body repeated often is a rule
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, Size(tt.n), tt.name)
+		assert.Equal(t, tt.want, estimateSize(tt.n), tt.name)
 		g := &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: tt.n}, {Name: "x", Body: Lit("x")}}}
 		p, err := Compile(g)
 		require.NoError(t, err, tt.name)
-		assert.LessOrEqual(t, len(p.Inst), Size(tt.n)+Size(g.Rules[1].Body)+4, "%s: the program's size is within the estimate", tt.name)
+		assert.LessOrEqual(t, len(p.Inst), estimateSize(tt.n)+estimateSize(g.Rules[1].Body)+4, "%s: the program's size is within the estimate", tt.name)
 	}
 }
 
@@ -38,10 +38,10 @@ func TestSize(t *testing.T) {
 // distinct nodes and saturates at MaxInst+1.
 func TestSizeShared(t *testing.T) {
 	a := Lit("a")
-	assert.Equal(t, 1+2*Size(a), Size(Seq(a, a)))
+	assert.Equal(t, 1+2*estimateSize(a), estimateSize(Seq(a, a)))
 	n := Lit("x")
 	for range 64 {
 		n = Seq(n, n)
 	}
-	assert.Equal(t, MaxInst+1, Size(n))
+	assert.Equal(t, MaxInst+1, estimateSize(n))
 }

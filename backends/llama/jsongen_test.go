@@ -21,7 +21,7 @@ import (
 )
 
 // The generation sweep is opt-in: by default TestJSONGeneration runs a
-// small bounded sample (sweepSeeds branches, the testdata schemas and
+// small bounded sample (sampleSeeds branches, the testdata schemas and
 // the first sampleMaskBench MaskBench schemas of the sweep's list), and
 // with the environment variable REINS_SWEEP set (to anything but "" or
 // "0") the full sweep (fullSweepSeeds branches, every 100th MaskBench

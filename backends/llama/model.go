@@ -45,6 +45,10 @@ type Options struct {
 	// has one log for the whole process: messages printed during this
 	// Load go to this logger; later ones go to the logger of the most
 	// recent Load whose model is still open (see the package comment).
+	// The Go code of ollama's binding, which reins loads llama.cpp
+	// through, logs a line or two of its own at the first Load (the CPU
+	// features it found) through slog's default logger, which Logger
+	// does not replace: set slog.SetDefault to quiet or route them.
 	Logger *slog.Logger
 }
 
