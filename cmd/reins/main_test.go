@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
@@ -423,4 +426,58 @@ func TestChooseTokens(t *testing.T) {
 		assert.Equal(t, o.Text, spelled)
 		assert.InDelta(t, o.Logprob, sum, 1e-9)
 	}
+}
+
+// TestChooseTableAndScoreContext: choose lists every option most
+// probable first with the chosen one marked, its probabilities those of
+// choose --json; score --context scores exactly the text given (its
+// tokens spell it, and their sum is the library's score of it in that
+// context); an unfinished generation exits 1, says so on stderr and
+// prints nothing.
+func TestChooseTableAndScoreContext(t *testing.T) {
+	args := []string{"--option", " ran", "--option", " xyz", "--option", " sat", "The cat"}
+	out, errOut, code := runCLI(t, append([]string{"choose"}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	js, _, code := runCLI(t, append([]string{"choose", "--json"}, args...)...)
+	require.Equal(t, 0, code)
+	var sel struct {
+		Choice  string
+		Options []struct {
+			Text string
+			Prob float64
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &sel))
+	lines := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	require.Len(t, lines, 3, out)
+	for i, l := range lines {
+		o := sel.Options[i]
+		if i > 0 {
+			assert.GreaterOrEqual(t, sel.Options[i-1].Prob, o.Prob, "most probable first")
+		}
+		assert.Contains(t, l, fmt.Sprintf("%q", o.Text), "row %d", i)
+		assert.Equal(t, o.Text == sel.Choice, strings.HasPrefix(l, "*"), "row %d: %q", i, l)
+	}
+	assert.Equal(t, " sat", sel.Choice)
+
+	out, errOut, code = runCLI(t, "score", "--json", "--context", "The cat", " sat on")
+	require.Equal(t, 0, code, errOut)
+	var sc struct {
+		Tokens []struct{ Bytes []byte }
+		Sum    float64
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sc))
+	var spelled []byte
+	for _, tok := range sc.Tokens {
+		spelled = append(spelled, tok.Bytes...)
+	}
+	assert.Equal(t, " sat on", string(spelled), "the tokens spell the text, not the context's end")
+	want, err := reins.Builtin().Score(context.Background(), " sat on", reins.ScoreOptions{Context: "The cat"})
+	require.NoError(t, err)
+	assert.InDelta(t, want.Sum, sc.Sum, 1e-6)
+
+	out, errOut, code = runCLI(t, "generate", "--regex", "[a-z]{30}", "--max-tokens", "3", "The cat")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "unfinished")
+	assert.Empty(t, out)
 }
