@@ -299,3 +299,44 @@ func ExampleModel_Tokenize() {
 	// 99 "a"
 	// 118 "t"
 }
+
+func ExampleJSON() {
+	m := reins.Builtin()
+	out, err := m.Generate(context.Background(), "The cat", reins.Options{Constraint: reins.JSON(), Temperature: 0.8, Seed: 1, MaxTokens: 12})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: a %T\n", out.Text, out.Value)
+	// Output:
+	// true: a bool
+}
+
+func ExampleJSONSchemaFile() {
+	c, err := reins.JSONSchemaFile("testdata/schemas/person.json", nil)
+	if err != nil {
+		panic(err)
+	}
+	m := reins.Builtin()
+	out, err := m.Generate(context.Background(), "Anna is 31.", reins.Options{Constraint: c, Temperature: 0.8, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Text)
+	// Output:
+	// {"age":97,"name":"nd the on the ratlle d mMiratter","tags":[],"email":"Ylee.n.6~at.WPIndovereBcatl@WYlendsundoghtter.Dhendover.7ThencatlendoghExLinHuponsatl.C04370eencattlendsatersandogh"}
+}
+
+func ExampleGrammarFile() {
+	c, err := reins.GrammarFile("testdata/grammars/answer.gbnf")
+	if err != nil {
+		panic(err)
+	}
+	m := reins.Builtin()
+	out, err := m.Generate(context.Background(), "Is the cat on the mat? ", reins.Options{Constraint: c, Temperature: 0.8, Seed: 2})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Text)
+	// Output:
+	// no, because s.
+}
