@@ -162,6 +162,13 @@ func TestHostileInput(t *testing.T) {
 	schemaRef := func(name, ref string) string {
 		return writeFile(t, dir, name, []byte(`{"type": "object", "properties": {"a": {"$ref": "`+ref+`"}}}`))
 	}
+	var dag strings.Builder
+	dag.WriteString(`{"$ref": "#/$defs/d0", "$defs": {`)
+	for i := range 60 {
+		fmt.Fprintf(&dag, `"d%d": {"anyOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}, `, i, i+1, i+1)
+	}
+	dag.WriteString(`"d60": {"type": "string"}}}`)
+	dagSchema := dag.String()
 	deepArrays := strings.Repeat(`{"type": "array", "items": `, 30) + `{"type": "integer"}` + strings.Repeat("}", 30)
 	deepObjects := strings.Repeat(`{"type": "object", "properties": {"a": `, 1000) + `{}` + strings.Repeat("}}", 1000)
 	var enum strings.Builder
@@ -203,6 +210,8 @@ func TestHostileInput(t *testing.T) {
 			stdin: func() ([]byte, error) { return []byte(`"x"`), nil }, codes: []int{3}, want: "MaxSchemaBytes", limit: quick, mem: 1024 * mb},
 		{name: "schema: 200,000 enum values", args: []string{"check", "--schema", writeFile(t, dir, "enum.json", []byte(enum.String()))},
 			stdin: func() ([]byte, error) { return []byte(`"v7"`), nil }, codes: []int{3}, want: "MaxEnumValues", limit: quick, mem: 1024 * mb},
+		{name: "schema: anyOfs of two references to the next, 60 deep (the validator would take exponential time)", args: []string{"check", "--schema", writeFile(t, dir, "dag.json", []byte(dagSchema))},
+			stdin: func() ([]byte, error) { return []byte(`"a"`), nil }, codes: []int{3}, want: "MaxFanOut", limit: quick, mem: 256 * mb},
 		{name: "schema: $ref to /dev/zero", args: []string{"check", "--schema", schemaRef("zero.json", "file:///dev/zero")},
 			stdin: func() ([]byte, error) { return []byte("{}"), nil }, codes: []int{3}, want: "/dev/zero", limit: quick, mem: 256 * mb},
 		{name: "schema: $ref to /dev/urandom", args: []string{"check", "--schema", schemaRef("random.json", "file:///dev/urandom")},

@@ -216,6 +216,9 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.fanOut(root); err != nil {
+		return nil, err
+	}
 	if opts.Indent != "" {
 		c.g.Rules[0].Body = body
 	} else {

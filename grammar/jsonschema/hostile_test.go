@@ -134,7 +134,7 @@ func TestHostileSchemas(t *testing.T) {
 				return `{"$defs": {` + list(60, func(i int) string {
 					return fmt.Sprintf(`"d%d": {"allOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
 				}) + `, "d60": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/d0"}, {"minLength": 1}]}`
-			}, ok: true},
+			}, limit: limitFanOut, ptr: "#/$defs/d", ptrPrefix: true, msg: "more than 100000 times", inMsg: true},
 		{name: "allOf of a reference to itself",
 			schema: func() string {
 				return `{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}, "allOf": [{"$ref": "#/$defs/a"}, {"minLength": 1}]}`
@@ -150,6 +150,12 @@ func TestHostileSchemas(t *testing.T) {
 				return `{"$defs": {` + list(60, func(i int) string {
 					return fmt.Sprintf(`"d%d": {"anyOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
 				}) + `, "d60": {"type": "string"}}, "oneOf": [{"$ref": "#/$defs/d0"}, {"type": "string", "minLength": 2}]}`
+			}, limit: limitFanOut, ptr: "#/$defs/d", ptrPrefix: true, msg: "more than 100000 times", inMsg: true},
+		{name: "anyOfs of two references to the next, 12 deep (the validator's check stays quick)",
+			schema: func() string {
+				return `{"$defs": {` + list(12, func(i int) string {
+					return fmt.Sprintf(`"d%d": {"anyOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
+				}) + `, "d12": {"type": "string"}}, "$ref": "#/$defs/d0"}`
 			}, ok: true},
 		{name: "a oneOf of 300 branches",
 			schema: func() string {
