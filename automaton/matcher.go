@@ -149,6 +149,11 @@ func (m *Matcher) Advance(t int) error {
 	return nil
 }
 
+// Work returns the parsing work the matcher has done so far, in the
+// units of MaskWork: a caller that walks many tokens bounds the whole
+// walk with it.
+func (m *Matcher) Work() int64 { return m.p.Work() }
+
 // MaskWork bounds the parsing work of one mask's context-dependent
 // tokens, in the parser's units (earley.Parser.Work): the call items its
 // steps scan. The heaviest mask of the MaskBench development set takes a

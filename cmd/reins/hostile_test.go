@@ -236,6 +236,8 @@ func TestHostileInput(t *testing.T) {
 			codes: []int{3}, want: "not a regular file (a named pipe)", limit: quick, mem: 256 * mb},
 		{name: "view: the input is a FIFO", args: []string{"view", fifo},
 			codes: []int{1}, want: "not a regular file (a named pipe)", limit: quick, mem: 256 * mb},
+		{name: "mask: an ambiguous grammar along 2,000 tokens", args: []string{"mask", "--grammar", writeFile(t, dir, "amb-mask.gbnf", []byte("root ::= x\nx ::= x x | \"a\" | \" \" | \"\"\n")), "--vocab", vocabFile, strings.Repeat("a ", 1000)},
+			codes: []int{1}, want: "no verdict", limit: 60 * time.Second, mem: 1024 * mb},
 		{name: "mask: invalid UTF-8 judged by its bytes", args: []string{"mask", "--regex", "é+", "--vocab", vocabFile, "\xc3"},
 			codes: []int{0}, want: "REFUSED", limit: 60 * time.Second, mem: 1024 * mb},
 		// Flags.

@@ -89,6 +89,15 @@ func cmdMask(args []string, stdout, stderr io.Writer) error {
 		if err := m.Advance(id); err != nil {
 			return err
 		}
+		if m.Work() > maskWalkWork {
+			w.Flush()
+			return fmt.Errorf("no verdict: the masks up to step %d took more than %d units of parsing work (the grammar is too ambiguous for this text)", i, maskWalkWork)
+		}
 	}
 	return w.Flush()
 }
+
+// maskWalkWork bounds the parsing work of a whole mask walk: 8 masks at
+// automaton.MaskWork each, a few seconds. A walk along an unambiguous
+// grammar stays within it (27,337 tokens of JSON along json.gbnf do).
+const maskWalkWork = 8 * automaton.MaskWork
