@@ -351,8 +351,46 @@ func (c *Constraint) Match(text []byte) error {
 
 // MaxValidateBytes bounds the text Check keeps to validate against a
 // JSON schema; a longer one is judged by the grammar alone, which is
-// exact for every schema that compiles without JSONOptions.Relax.
+// exact for every schema that compiles without JSONOptions.Relax. So is
+// a text that nests arrays and objects deeper than MaxValidateDepth.
 const MaxValidateBytes = 64 << 20
+
+// MaxValidateDepth is the deepest nesting of arrays and objects the
+// validator decodes (encoding/json's limit).
+const MaxValidateDepth = 10000
+
+// jsonDepth returns how deeply text nests arrays and objects, counting
+// brackets outside strings; it stops counting past MaxValidateDepth.
+func jsonDepth(text []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range text {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '[' || b == '{':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > MaxValidateDepth {
+					return deepest
+				}
+			}
+		case b == ']' || b == '}':
+			depth--
+		}
+	}
+	return deepest
+}
 
 // Check reads text from r and reports whether it is in the language, as
 // Match does. Its memory is bounded by the parse's live state (and, for
@@ -373,7 +411,7 @@ func (c *Constraint) Check(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if c.json != nil && !kept.over {
+	if c.json != nil && !kept.over && jsonDepth(kept.b) <= MaxValidateDepth {
 		if err := c.json.Validate(kept.b); err != nil {
 			return &InvalidOutputError{Constraint: c.desc, Relaxed: c.relaxed, Err: err}
 		}

@@ -329,6 +329,9 @@ func (m *Model) checked(opts Options, c *decode.Completion, branch int, skip boo
 		return out, err
 	}
 	if con.json != nil {
+		if d := jsonDepth([]byte(whole)); d > MaxValidateDepth {
+			return out, fmt.Errorf("the output nests arrays and objects more than %d deep (MaxValidateDepth), deeper than encoding/json decodes: Value is unset", MaxValidateDepth)
+		}
 		dec := json.NewDecoder(bytes.NewReader([]byte(whole)))
 		dec.UseNumber()
 		if err := dec.Decode(&out.Value); err != nil {

@@ -547,3 +547,21 @@ func TestCloseEndsAStream(t *testing.T) {
 	assert.True(t, w.closed.Load())
 	assert.Zero(t, w.afterClose.Load(), "the backend was used after it was closed")
 }
+
+// TestCheckDeepJSON: JSON nested deeper than the validator decodes is
+// judged by the grammar alone (in the language, or not), never reported
+// as a failure of reins; brackets inside strings do not count.
+func TestCheckDeepJSON(t *testing.T) {
+	deep := func(n int, inner string) []byte {
+		return []byte(strings.Repeat("[", n) + inner + strings.Repeat("]", n))
+	}
+	c, err := JSONSchema([]byte(`{}`), &JSONOptions{Unbounded: true}) // as check takes it
+	require.NoError(t, err)
+	for _, n := range []int{MaxValidateDepth, MaxValidateDepth + 1, 5 * MaxValidateDepth} {
+		assert.NoError(t, c.Match(deep(n, "")), "depth %d", n)
+		var rej *RejectError
+		assert.ErrorAs(t, c.Match(deep(n, "1,")), &rej, "depth %d", n)
+	}
+	assert.Equal(t, 2, jsonDepth([]byte(`[{"a": "[[[{{{\"]]]"}]`)))
+	assert.Equal(t, MaxValidateDepth+1, jsonDepth(deep(3*MaxValidateDepth, "")), "counting stops past the limit")
+}
