@@ -40,6 +40,9 @@ func cmdBenchGrammar(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return usagef("bench-grammar takes MaskBench files or folders")
 	}
+	if *grammarFile == "" {
+		return usagef("--grammar is empty: give a GBNF file")
+	}
 	files, err := maskbenchFiles(paths)
 	if err != nil {
 		return err

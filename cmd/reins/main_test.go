@@ -176,6 +176,9 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"generate", "--ctx", "256", strings.Repeat("ab ", 300)}, 1, "the context holds 256"},
 		{[]string{"score", ""}, 1, "empty text"},
 		{[]string{"score", "a", "b"}, 3, "one TEXT argument, got 2"},
+		{[]string{"score", "--top-logprobs", "100000000", "x"}, 3, "--top-logprobs 100000000"},
+		{[]string{"bench-grammar", "--grammar", "", "x.json"}, 3, "--grammar is empty"},
+		{[]string{"run", "--top-logprobs", "100000000", "--var", "animal=dog", "../../testdata/programs/quiz.tmpl"}, 3, "--top-logprobs 100000000"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -128,7 +128,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		if errors.As(err, &pe) && pe.Kind != program.KindRun {
 			return usageError{err.Error()}
 		}
-		return unfinished(err)
+		return unfinished(flagError(err))
 	}
 	if err := writeHTML(*html, view.FromProgram(pos[0], res), stderr); err != nil {
 		return err

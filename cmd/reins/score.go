@@ -44,7 +44,7 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	defer m.Close()
 	res, err := m.Score(context.Background(), pos[0], reins.ScoreOptions{Context: *prompt, TopLogprobs: *topLogprobs})
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	if err := writeHTML(*html, view.FromScore(pos[0], *prompt, res), stderr); err != nil {
 		return err
