@@ -229,3 +229,19 @@ func FuzzParse(f *testing.F) {
 		_ = ps.Expected()
 	})
 }
+
+// TestSourceBound: a source past MaxSourceBytes is refused before it is
+// parsed, with its size and the limit.
+func TestSourceBound(t *testing.T) {
+	src := "root ::= " + strings.Repeat(`"a" `, MaxSourceBytes/4)
+	_, err := Parse("big.gbnf", src)
+	require.Error(t, err)
+	assert.Equal(t, fmt.Sprintf("big.gbnf: grammar too large: %d bytes of source, more than the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes), err.Error())
+	fits := "root ::= " + strings.Repeat(`"a" `, (MaxSourceBytes-9)/4)
+	require.LessOrEqual(t, len(fits), MaxSourceBytes)
+	_, err = Parse("ok.gbnf", fits)
+	var ge *grammar.Error
+	if errors.As(err, &ge) {
+		assert.NotContains(t, ge.Msg, "MaxSourceBytes", "a source within the bound is parsed")
+	}
+}

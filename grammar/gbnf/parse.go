@@ -79,6 +79,12 @@ const MaxRepeat = 2000
 // its stack; grammars written by hand nest a few levels deep.
 const MaxNesting = 1000
 
+// MaxSourceBytes bounds the source Parse takes, checked before it
+// parses: the parse tree takes a few hundred bytes of memory per byte
+// of source (a 16 MB file took 2 GB). llama.cpp's example grammars are
+// a few KB.
+const MaxSourceBytes = 1 << 20
+
 // Parse parses GBNF source. name is used in error messages (a file
 // name, say) and becomes the grammar's File. The start rule is "root".
 // Every error is a *grammar.Error, reading "name:line:col: message";
@@ -90,6 +96,9 @@ func Parse(name, src string) (g *grammar.Grammar, err error) {
 			g, err = nil, &grammar.Error{File: name, Msg: fmt.Sprintf("internal error parsing the grammar: %v", r)}
 		}
 	}()
+	if len(src) > MaxSourceBytes {
+		return nil, &grammar.Error{File: name, Msg: fmt.Sprintf("grammar too large: %d bytes of source, more than the limit of %d (MaxSourceBytes)", len(src), MaxSourceBytes)}
+	}
 	sc := &gbnfScanner{src: src, pos: lexer.Position{Filename: name, Line: 1, Column: 1}}
 	f, err := parse(sc)
 	if err != nil {
