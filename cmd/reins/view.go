@@ -14,11 +14,13 @@ import (
 	"github.com/reins-go/reins/view"
 )
 
+// maxViewInput bounds what view reads: a response or page JSON (a
+// generation of 4,096 tokens with 20 alternatives each is about 6 MB).
+// Decoding and writing the page take about 35 bytes of memory per byte.
+const maxViewInput = 32 << 20
+
 // htmlFlag registers --html FILE on a command whose output the viewer
 // can show (generate, score, run, extract).
-// maxViewInput bounds what view reads: a response or page JSON.
-const maxViewInput = 256 << 20
-
 func htmlFlag(fs *flag.FlagSet) *string {
 	return fs.String("html", "", "also write a self-contained HTML page of the tokens and their probabilities to this file (see reins view)")
 }
