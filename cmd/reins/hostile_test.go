@@ -198,6 +198,8 @@ func TestHostileInput(t *testing.T) {
 			stdin: func() ([]byte, error) { return []byte("a"), nil }, codes: []int{3}, limit: quick, mem: 512 * mb},
 		{name: fmt.Sprintf("check %d MB of JSON on stdin", checkMB), args: []string{"check", "--grammar", shared.Path(t, "gbnf/json.gbnf")},
 			stdin: bigJSON, codes: []int{0}, want: "accepted", limit: 120 * time.Second, mem: 256 * mb},
+		{name: "check 5,000,000 nested arrays on stdin", args: []string{"check", "--json-value"},
+			stdin: func() ([]byte, error) { return bytes.Repeat([]byte("["), 5_000_000), nil }, codes: []int{1}, want: "no verdict", limit: 120 * time.Second, mem: 1024 * mb},
 		{name: "check empty regex", args: []string{"check", "--regex", ""}, stdin: func() ([]byte, error) { return nil, nil }, codes: []int{3}, want: "--regex is empty", limit: quick},
 		// Schemas.
 		{name: "schema: arrays nested 30 deep", args: []string{"check", "--schema", writeFile(t, dir, "arrays.json", []byte(deepArrays))},

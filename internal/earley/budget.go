@@ -50,6 +50,23 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is ErrWorkBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrWorkBudget }
 
+// StateError is a check whose live parse state passed its memory bound
+// (CheckOptions.MaxStateBytes): the text holds more open rules (nests
+// more deeply) than the check follows. Like a *BudgetError, it is not a
+// verdict; errors.Is(err, ErrWorkBudget) holds.
+type StateError struct {
+	Limit     int64 // the bound, in bytes
+	Offset    int64 // the bytes read when it stopped
+	Line, Col int
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("byte %d (line %d, column %d): the parse's live state passed %d bytes (CheckOptions.MaxStateBytes): the text nests more deeply than the check follows", e.Offset, e.Line, e.Col, e.Limit)
+}
+
+// Is reports whether target is ErrWorkBudget.
+func (e *StateError) Is(target error) bool { return target == ErrWorkBudget }
+
 // SetStepBudget sets the work budget of each step (see
 // DefaultStepBudget); n ≤ 0 removes it.
 func (ps *Parser) SetStepBudget(n int) {

@@ -363,3 +363,20 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckStateBound: a check whose live state passes MaxStateBytes
+// (deep nesting keeps every level open) stops with a *StateError, which
+// is no verdict (ErrWorkBudget); a long flat input stays within it.
+func TestCheckStateBound(t *testing.T) {
+	p := compileGBNF(t, `root ::= "[" root "]" | "a"`)
+	deep := strings.Repeat("[", 200_000) + "a" + strings.Repeat("]", 200_000)
+	err := Check(p, strings.NewReader(deep), CheckOptions{MaxStateBytes: 1 << 20})
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+	assert.ErrorIs(t, err, ErrWorkBudget)
+	assert.Less(t, se.Offset, int64(200_000))
+	assert.NoError(t, Check(p, strings.NewReader(deep), CheckOptions{}), "within the default bound")
+
+	flat := compileGBNF(t, `root ::= ("a" | "b")*`)
+	assert.NoError(t, Check(flat, strings.NewReader(strings.Repeat("ab", 1<<20)), CheckOptions{MaxStateBytes: 1 << 20}))
+}
