@@ -100,7 +100,11 @@ func syntaxError(re string, err error) error {
 	if se.Code == syntax.ErrInvalidUTF8 && se.Expr != "" {
 		return &grammar.Error{File: File, Pos: position(re, off), Msg: fmt.Sprintf("%s: byte \\x%02x", se.Code, se.Expr[0]), Err: cause}
 	}
-	return &grammar.Error{File: File, Pos: position(re, off), Msg: fmt.Sprintf("%s: `%s`", se.Code, expr), Err: cause}
+	msg := fmt.Sprintf("%s: `%s`", se.Code, expr)
+	if se.Code == syntax.ErrInvalidRepeatSize {
+		msg += " (counts are at most 1000, and nested counts multiply to at most 1000, as in Go's regexp)"
+	}
+	return &grammar.Error{File: File, Pos: position(re, off), Msg: msg, Err: cause}
 }
 
 // locate returns the offset of the text se is about: the first place

@@ -170,7 +170,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{"é[b", "regex:1:2: missing closing ]: `[b`"},
 		{"x*+*", "regex:1:2: invalid nested repetition operator: `*+`"},
 		{`a\q`, "regex:1:2: invalid escape sequence: `\\q`"},
-		{"(?:a{1000}){1000}", "regex:1:12: invalid repeat count: `{1000}`"},
+		{"(?:a{1000}){1000}", "regex:1:12: invalid repeat count: `{1000}` (counts are at most 1000, and nested counts multiply to at most 1000, as in Go's regexp)"},
 		{"a\n(b", "regex:2:1: missing closing ): `a\n(b`"},
 		{"ab\xff", `regex:1:3: invalid UTF-8: byte \xff`},
 		{"a^b", "regex:1:2: anchor ^ is only supported at the start or end of the expression"},
