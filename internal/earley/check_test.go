@@ -41,6 +41,10 @@ func TestExpectedReadable(t *testing.T) {
 		{`root ::= [\u0800-\uFFFF]`, "", `'ࠀ'-'\ud7ff', '\ue000'-'\uffff'`},
 		{`root ::= "a" <[5]>`, "a", "a token terminal"},
 		{`root ::= "a"`, "a", "end of input"},
+		// Lead bytes too many to walk one by one: the range's ends are
+		// walked, not rebuilt from the lead bytes ('À'-'龿').
+		{`root ::= [ä-龥]+`, "", "'ä'-'龥'"},
+		{`root ::= [Ā-ſ] | [\U0001F600-\U0001F64F]`, "", "'Ā'-'ſ', '😀'-'🙏'"},
 	}
 	for _, tt := range tests {
 		p := compileGBNF(t, tt.src)

@@ -194,7 +194,17 @@ func (x *explorer) walk(prefix []byte, r byteRun, n int) {
 		}
 		return
 	}
-	// Too many to push: the code points these bytes begin.
+	// Too many to push: walk the first and the last byte exactly (where
+	// a range of characters begins and ends), and take the bytes between
+	// as beginning every code point they can.
+	if x.pushes >= 2 {
+		x.walk(slices.Clone(prefix), byteRun{r.lo, r.lo}, n)
+		x.walk(slices.Clone(prefix), byteRun{r.hi, r.hi}, n)
+		if r.hi-r.lo < 2 {
+			return
+		}
+		r = byteRun{r.lo + 1, r.hi - 1}
+	}
 	lo, hi := append(slices.Clone(prefix), r.lo), append(slices.Clone(prefix), r.hi)
 	for len(lo) < n {
 		v := contRange(lo)
