@@ -67,6 +67,7 @@ func TestParseErrors(t *testing.T) {
 		{"root ::= (\"a\"", "t.gbnf:1:"},
 		{"root ::= \"a\"{3,1}", "maximum is below the minimum"},
 		{"root ::= \"a\"{99999}", "exceeds the limit"},
+		{"root ::= \"a\"{99999999999999999999999}", "repetition {99999999999999999999999} exceeds the limit of 2000 (MaxRepeat)"},
 		{"root ::= \"\\uD800\"", "not a Unicode scalar value"},
 		{"", "no rules"},
 		{"root ::= x\nx ::= \"a\" x", "matches no string"},

@@ -58,10 +58,10 @@ type item struct {
 
 type rep struct {
 	Pos   lexer.Position
-	Op    string `parser:"  @('*' | '+' | '?')"`
-	Min   *int   `parser:"| '{' @Int"`
-	Comma bool   `parser:"  ( @','"`
-	Max   *int   `parser:"    @Int? )? '}'"`
+	Op    string  `parser:"  @('*' | '+' | '?')"`
+	Min   *string `parser:"| '{' @Int"`
+	Comma bool    `parser:"  ( @','"`
+	Max   *string `parser:"    @Int? )? '}'"`
 }
 
 var parser = participle.MustBuild[file](
@@ -227,15 +227,31 @@ func (l *lowerer) item(it *item) (*grammar.Node, error) {
 		case r.Op == "?":
 			hi = 1
 		default:
-			lo = *r.Min
-			switch {
-			case !r.Comma:
-				hi = lo
-			case r.Max != nil:
-				hi = *r.Max
+			// The counts are read here, not by the parser, so that a
+			// count too large for an int is the limit's error too.
+			count := func(s string) (int, bool) {
+				n, err := strconv.Atoi(s)
+				return n, err == nil && n <= MaxRepeat
 			}
-			if lo > MaxRepeat || hi > MaxRepeat {
-				return nil, l.errorf(r.Pos, "repetition {%d,%d} exceeds the limit of %d", lo, hi, MaxRepeat)
+			text := "{" + *r.Min
+			if r.Comma {
+				text += ","
+				if r.Max != nil {
+					text += *r.Max
+				}
+			}
+			text += "}"
+			var ok bool
+			if lo, ok = count(*r.Min); ok {
+				switch {
+				case !r.Comma:
+					hi = lo
+				case r.Max != nil:
+					hi, ok = count(*r.Max)
+				}
+			}
+			if !ok {
+				return nil, l.errorf(r.Pos, "repetition %s exceeds the limit of %d (MaxRepeat)", text, MaxRepeat)
 			}
 			if hi >= 0 && hi < lo {
 				return nil, l.errorf(r.Pos, "repetition {%d,%d}: the maximum is below the minimum", lo, hi)
