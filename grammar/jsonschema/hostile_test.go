@@ -157,6 +157,9 @@ func TestHostileSchemas(t *testing.T) {
 					return fmt.Sprintf(`"d%d": {"anyOf": [{"$ref": "#/$defs/d%d"}, {"$ref": "#/$defs/d%d"}]}`, i, i+1, i+1)
 				}) + `, "d12": {"type": "string"}}, "$ref": "#/$defs/d0"}`
 			}, ok: true},
+		{name: "a pattern of 1.2 MB",
+			schema: func() string { return `{"type": "string", "pattern": "^` + strings.Repeat("ab", 600_000) + `$"}` },
+			limit:  limitGrammar, ptr: "#", kw: "pattern", msg: "a pattern of 1200002 bytes, whose grammar would take more than 1048576 instructions (grammar.MaxInst)"},
 		{name: "a oneOf of 300 branches",
 			schema: func() string {
 				return `{"oneOf": [` + list(300, func(i int) string { return fmt.Sprintf(`{"const": "v%d"}`, i) }) + `]}`

@@ -147,6 +147,9 @@ func (c *compiler) checkSize() error {
 	}
 	for _, s := range c.schemaNodes { // inner schemas first
 		if z.size(s.n) > grammar.MaxInst {
+			if sch := c.p.byLoc[s.ptr]; sch != nil && len(sch.Pattern) > 1000 {
+				return c.limitf(s.ptr, "pattern", limitGrammar, "a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(sch.Pattern), grammar.MaxInst)
+			}
 			return c.limitf(s.ptr, "", limitGrammar, "its grammar would take more than %d instructions (grammar.MaxInst): a bound, literal or repetition too large", grammar.MaxInst)
 		}
 	}
