@@ -146,6 +146,10 @@ type Usage struct {
 	Banned int `json:"banned,omitempty"`
 	// Broken counts answers that broke off, kept as far as they went.
 	Broken int `json:"broken,omitempty"`
+	// Scored counts the texts scored where the rest of the output was
+	// one of a few (an enum at its end), its tokens refused by the
+	// server's alternatives.
+	Scored int `json:"scored,omitempty"`
 	// SchemaTokens counts the tokens the server returned while it kept
 	// the output to the JSON Schema itself (TextRequest.JSONSchema).
 	SchemaTokens int `json:"schema_tokens,omitempty"`
@@ -231,6 +235,11 @@ type textBranch struct {
 
 	backtracks int
 	last       *refusal // the last refused token, for errors
+
+	// finite holds, when set, every way the output may still go to its
+	// end (few and short), to be scored by the next round trip instead
+	// of asking the server to continue.
+	finite []string
 }
 
 // healing is a boundary taken back, to be put back if the server will
@@ -360,6 +369,9 @@ type walk struct {
 // part, and in place of the first refused token the likeliest allowed
 // alternative or, failing that, what recover finds.
 func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
+	if br.finite != nil {
+		return r.chooseFinite(ctx, br)
+	}
 	if br.con != nil {
 		r.takeBack(br)
 		defer func() {
@@ -595,8 +607,10 @@ func (r *textRun) allowedAlternatives(br *textBranch, alts []TopLogprob) []TopLo
 // recover handles refused token t: it keeps the likeliest allowed
 // alternative; failing that it puts back what healing took, or appends
 // the bytes the constraint forces, or ends the output where it may end,
-// or keeps the allowed beginning of the likeliest token that has one,
-// or takes the next alternative at the previous position.
+// or, where the rest of the language is a few short texts and the
+// server scores given texts, has them scored (planFinite), or bans the
+// refused tokens, or keeps the allowed beginning of the likeliest token
+// that has one, or takes the next alternative at the previous position.
 func (r *textRun) recover(br *textBranch, t Token) {
 	br.last = &refusal{at: len(br.text) + len(br.need), token: t.Token}
 	for _, a := range t.TopLogprobs {
@@ -626,6 +640,7 @@ func (r *textRun) recover(br *textBranch, t Token) {
 		// The model wanted more than the language allows, and the
 		// output may end here: it ends.
 		br.finishWith(FinishStop)
+	case r.planFinite(br):
 	case r.banRefused(br, t):
 	case r.keepBeginning(br, t):
 	default:

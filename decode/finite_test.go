@@ -1,0 +1,81 @@
+package decode_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/logspace"
+)
+
+// scoring is a scripted server that also scores a given text (echo):
+// each text's tokens and their log-probabilities come from scores.
+type scoring struct {
+	*scripted
+	scores map[string][]decode.Token
+	asked  []string
+}
+
+func (s *scoring) ScorePrompt(ctx context.Context, prompt, text string, topN int) (*decode.ScoreResult, error) {
+	s.asked = append(s.asked, text)
+	res := &decode.ScoreResult{Tokens: s.scores[text]}
+	for _, t := range res.Tokens {
+		res.Sum += t.Logprob
+	}
+	return res, nil
+}
+
+// TestFiniteRestIsScored: where the rest of the language is a few short
+// texts (a choice at the output's end) and none of the server's
+// alternatives begins one, a server that scores given texts is asked to
+// score each, and the most probable ends the output (at temperature 0);
+// its first token reports its probability among them. Without echo the
+// loop stalls as before.
+func TestFiniteRestIsScored(t *testing.T) {
+	word := func(text string, lp float64) decode.Token {
+		return decode.Token{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+	}
+	scores := map[string][]decode.Token{
+		"zebra":  {word("zeb", -3), word("ra", -2)},
+		"quokka": {word("qu", -1), word("okka", -1)},
+		"walrus": {word("wal", -4), word("rus", -5)},
+	}
+	server := func(echo bool) *scoring {
+		s := &scoring{scripted: newScripted(func(req decode.TextRequest) *decode.TextResponse {
+			return answer(decode.FinishLength, tk(" the", " a", " an"))
+		}), scores: scores}
+		s.caps.Echo = echo
+		return s
+	}
+	s := server(true)
+	out, err := generate(t, s, ` (zebra|quokka|walrus)`, decode.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, " quokka", out.Text)
+	assert.ElementsMatch(t, []string{"zebra", "quokka", "walrus"}, s.asked, "each way on, after the forced space")
+	require.Len(t, out.Tokens, 3)
+	assert.True(t, out.Tokens[0].Unscored, "the space, forced")
+	z := logspace.Add(logspace.Add(-5, -2), -9)
+	assert.InDelta(t, -2-z, out.Tokens[1].Constrained.Logprob, 1e-12, "the text's probability among the texts")
+	assert.True(t, out.Tokens[2].Forced)
+	assert.Equal(t, -1.0, out.Tokens[2].Logprob, "the server's own log-probability")
+	assert.Equal(t, 3, out.Usage.Scored)
+
+	// Sampled at a temperature, every text comes up, and only those.
+	seen := map[string]bool{}
+	for seed := range uint64(40) {
+		out, err := generate(t, server(true), ` (zebra|quokka|walrus)`, decode.Options{Sampling: decode.SamplingOptions{Temperature: 3, Seed: seed}})
+		require.NoError(t, err)
+		seen[out.Text] = true
+	}
+	assert.Len(t, seen, 3, "%v", seen)
+
+	// Not when the rest is more than a few texts, nor without echo.
+	_, err = generate(t, server(true), ` [0-9]+`, decode.Options{})
+	require.Error(t, err)
+	_, err = generate(t, server(false), ` (zebra|quokka|walrus)`, decode.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "took the output no further")
+}
