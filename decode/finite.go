@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins/internal/logspace"
 )
@@ -18,14 +19,10 @@ const (
 
 // planFinite handles a refusal where the rest of the language is a few
 // short texts (an enum or a choice at the output's end, the server's
-// alternatives holding none of them): on a server that scores a given
-// text (Capabilities().Echo), it sets them aside for the next round
-// trip to score, and reports whether it did.
+// alternatives holding none of them): it sets them aside for the next
+// round trip to score, and reports whether it did.
 func (r *textRun) planFinite(br *textBranch) bool {
-	if !r.caps.Echo || len(br.need) > 0 {
-		return false
-	}
-	if _, ok := r.b.(PromptScorer); !ok {
+	if len(br.need) > 0 || r.topK < 1 {
 		return false
 	}
 	texts, ok := finiteRest(br.con)
@@ -80,23 +77,35 @@ func finiteRest(con TextConstraint) ([]string, bool) {
 	return texts, true
 }
 
+// finiteScore is one text's score after the output so far.
+type finiteScore struct {
+	text   string
+	sum    float64 // the log-probability of tokens, and of rest as a bound
+	tokens []Token // the server's tokens that spell the text, or its start
+	rest   string  // the end of the text the server's alternatives left
+	exact  bool    // scored by the server (echo), not through alternatives
+}
+
 // chooseFinite scores the texts planFinite set aside, each after the
-// prompt and the output so far, picks one (the most probable at
-// temperature 0, else sampled from their probabilities at the
-// temperature), and ends the output with it. The first of its tokens
+// prompt and the output so far: exactly on a server that scores a given
+// text (Capabilities().Echo), else by following each through the
+// server's alternatives, one request per token (texts that share a
+// beginning share its requests), a text that leaves them scored as a
+// bound (the probability they left out). It picks one (the most
+// probable at temperature 0, else sampled from their probabilities at
+// the temperature) and ends the output with it. The first of its tokens
 // reports, as its constrained log-probability, the text's among the
-// texts (the rest of it is then forced).
+// texts (TopK when they were followed through alternatives); the rest
+// of it is then forced.
 func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 	texts := br.finite
 	br.finite = nil
-	ps := r.b.(PromptScorer) // planFinite checked
-	prefix := r.prompt + r.opts.Prefill + string(br.text)
+	output := r.opts.Prefill + string(br.text)
 	left := r.opts.MaxTokens - len(br.gen)
-	var scored []*ScoreResult
-	var kept []string
+	asked := map[string]*TextResponse{}
+	var scores []finiteScore
 	for _, t := range texts {
-		res, err := ps.ScorePrompt(ctx, prefix, t, min(r.topK, r.opts.TopLogprobs))
-		br.usage.Requests++
+		sc, err := r.scoreFinite(ctx, br, output, t, asked)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -104,28 +113,28 @@ func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 			return fmt.Errorf("scoring %q, one of the %d ways the output may end: %w", t, len(texts), err)
 		}
 		br.usage.Scored++
-		var spelled []byte
-		for _, tok := range res.Tokens {
-			spelled = append(spelled, tok.Bytes...)
+		n := len(sc.tokens)
+		if sc.rest != "" {
+			n++
 		}
-		if string(spelled) != t || len(res.Tokens) > left {
-			continue // the server's tokens straddle the output's end, or the budget is short
+		if n == 0 || n > left {
+			continue // not spelled by the server's tokens, or past the budget
 		}
-		scored, kept = append(scored, res), append(kept, t)
+		scores = append(scores, sc)
 	}
-	if len(kept) == 0 {
+	if len(scores) == 0 {
 		return r.stalled(br)
 	}
 	z := math.Inf(-1)
-	for _, res := range scored {
-		z = logspace.Add(z, res.Sum)
+	for _, sc := range scores {
+		z = logspace.Add(z, sc.sum)
 	}
 	pick := 0
 	if temp := r.opts.Sampling.Temperature; temp > 0 {
 		rng := rand.New(rand.NewPCG(br.seed, uint64(br.usage.Requests)))
-		weights, total := make([]float64, len(scored)), 0.0
-		for i, res := range scored {
-			weights[i] = math.Exp((res.Sum - z) / temp)
+		weights, total := make([]float64, len(scores)), 0.0
+		for i, sc := range scores {
+			weights[i] = math.Exp((sc.sum - z) / temp)
 			total += weights[i]
 		}
 		u := rng.Float64() * total
@@ -133,24 +142,94 @@ func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 			u -= weights[pick]
 		}
 	} else {
-		for i, res := range scored {
-			if res.Sum > scored[pick].Sum {
+		for i, sc := range scores {
+			if sc.sum > scores[pick].sum {
 				pick = i
 			}
 		}
 	}
-	for i, tok := range scored[pick].Tokens {
+	sc := scores[pick]
+	for i, tok := range sc.tokens {
 		mark := br.con.Mark()
 		if !br.fits(tok.Bytes) {
-			return fmt.Errorf("reins bug: the scored text %q leaves the constraint", kept[pick])
+			return fmt.Errorf("reins bug: the scored text %q leaves the constraint", sc.text)
 		}
 		if i == 0 {
-			tok.Constrained = &Logprobs{Logprob: scored[pick].Sum - z}
+			tok.Constrained = &Logprobs{Logprob: sc.sum - z, TopK: !sc.exact}
 		} else {
 			tok.Constrained, tok.Forced = &Logprobs{Logprob: 0}, true
 		}
 		r.keep(br, tok, mark, pieceForced, nil, false)
 	}
+	if sc.rest != "" {
+		r.keepUnscored(br, []byte(sc.rest), pieceForced)
+	}
 	br.finishWith(FinishStop)
 	return nil
+}
+
+// scoreFinite scores text t after output (see chooseFinite); asked
+// holds the answers to requests already made, by output.
+func (r *textRun) scoreFinite(ctx context.Context, br *textBranch, output, t string, asked map[string]*TextResponse) (finiteScore, error) {
+	sc := finiteScore{text: t}
+	if ps, ok := r.b.(PromptScorer); ok && r.caps.Echo {
+		res, err := ps.ScorePrompt(ctx, r.prompt+output, t, min(r.topK, r.opts.TopLogprobs))
+		br.usage.Requests++
+		if err != nil {
+			return sc, err
+		}
+		var spelled []byte
+		for _, tok := range res.Tokens {
+			spelled = append(spelled, tok.Bytes...)
+		}
+		if string(spelled) == t { // else the server's tokens straddle the output's end
+			sc.sum, sc.tokens, sc.exact = res.Sum, res.Tokens, true
+		}
+		return sc, nil
+	}
+	for done := 0; done < len(t); {
+		seen := output + t[:done]
+		resp, ok := asked[seen]
+		if !ok {
+			if !utf8.ValidString(seen) {
+				break // a character cut in two cannot be sent: the rest is unseen
+			}
+			var err error
+			resp, err = r.b.Continue(ctx, TextRequest{Prompt: r.prompt, Output: seen, MaxTokens: 1, TopLogprobs: r.topK})
+			br.usage.Requests++
+			if err != nil {
+				return sc, err
+			}
+			asked[seen] = resp
+		}
+		if len(resp.Tokens) == 0 {
+			break
+		}
+		first := resp.Tokens[0]
+		alts := append([]TopLogprob{{ID: first.ID, Token: first.Token, Bytes: first.Bytes, Logprob: first.Logprob}}, first.TopLogprobs...)
+		best, mass := -1, 0.0
+		for j, a := range alts {
+			if j > 0 {
+				mass += math.Exp(a.Logprob)
+			}
+			if rest := t[done:]; len(a.Bytes) > 0 && len(a.Bytes) <= len(rest) && string(a.Bytes) == rest[:len(a.Bytes)] &&
+				(best < 0 || len(a.Bytes) > len(alts[best].Bytes)) {
+				best = j
+			}
+		}
+		if best < 0 { // the text left the alternatives: what they left out bounds it
+			sc.sum += math.Log(max(1e-300, 1-mass))
+			break
+		}
+		a := alts[best]
+		sc.sum += a.Logprob
+		sc.tokens = append(sc.tokens, Token{ID: a.ID, Token: a.Token, Bytes: a.Bytes, Logprob: a.Logprob, TopLogprobs: first.TopLogprobs})
+		done += len(a.Bytes)
+	}
+	spelled := 0
+	for _, tok := range sc.tokens {
+		spelled += len(tok.Bytes)
+	}
+	sc.rest = t[spelled:]
+	return sc, nil
 }

@@ -72,10 +72,43 @@ func TestFiniteRestIsScored(t *testing.T) {
 	}
 	assert.Len(t, seen, 3, "%v", seen)
 
-	// Not when the rest is more than a few texts, nor without echo.
+	// Not when the rest is more than a few texts.
 	_, err = generate(t, server(true), ` [0-9]+`, decode.Options{})
 	require.Error(t, err)
-	_, err = generate(t, server(false), ` (zebra|quokka|walrus)`, decode.Options{})
-	require.Error(t, err)
 	assert.Contains(t, err.Error(), "took the output no further")
+
+	// Without echo, each text is followed through the server's
+	// alternatives, one request per token: the server's first answers
+	// hold none of the texts, but asked for one token after " " its
+	// alternatives spell each.
+	follow := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		alt := func(text string, lp float64) decode.TopLogprob {
+			return decode.TopLogprob{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+		}
+		one := func(text string, lp float64, alts ...decode.TopLogprob) *decode.TextResponse {
+			tok := word(text, lp)
+			tok.TopLogprobs = append([]decode.TopLogprob{alt(text, lp)}, alts...)
+			return answer(decode.FinishLength, tok)
+		}
+		switch {
+		case req.MaxTokens == 1 && req.Output == " ":
+			return one("the", -0.1, alt("zeb", -3), alt("wal", -4), alt("qu", -5))
+		case req.MaxTokens == 1 && req.Output == " zeb":
+			return one("ra", -0.5)
+		case req.MaxTokens == 1 && req.Output == " wal":
+			return one("rus", -0.5)
+		case req.MaxTokens == 1 && req.Output == " qu":
+			return one("ick", -0.2, alt("okka", -6)) // quokka's end is past its alternatives but one
+		}
+		return answer(decode.FinishLength, tk(" the", " a", " an"))
+	})
+	out, err = generate(t, follow, ` (zebra|quokka|walrus)`, decode.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, " zebra", out.Text, "zebra: -3.5; walrus: -4.5; quokka: -11")
+	require.Len(t, out.Tokens, 3)
+	c := out.Tokens[1].Constrained
+	require.NotNil(t, c)
+	assert.True(t, c.TopK, "followed through alternatives: an approximation")
+	assert.InDelta(t, -3.5-logspace.Add(logspace.Add(-3.5, -4.5), -11), c.Logprob, 1e-12)
+	assert.Equal(t, 3, out.Usage.Scored)
 }

@@ -290,3 +290,20 @@ func TestRealExtract(t *testing.T) {
 		}
 	}
 }
+
+// TestRealFiniteRest: where the output can only end as one of a few
+// words that none of the server's alternatives begins (stories260K
+// writes no Spanish, Greek or Russian), each word is followed through
+// the alternatives and scored, and the likeliest ends the output
+// (Ollama cannot score a given text).
+func TestRealFiniteRest(t *testing.T) {
+	m := reins.New(storiesBackend(t, ollama.Options{}))
+	re, err := reins.Regex(` (ñandú|ωmega|жук)`)
+	require.NoError(t, err)
+	out, err := m.Generate(context.Background(), "Once upon a time, there was a", reins.Options{Constraint: re, MaxTokens: 20})
+	require.NoError(t, err)
+	require.NoError(t, re.Match([]byte(out.Text)), "%q", out.Text)
+	t.Logf("%q usage %+v", out.Text, out.Usage)
+	require.NotNil(t, out.Usage)
+	assert.Equal(t, 3, out.Usage.Scored, "each word scored")
+}
