@@ -17,9 +17,9 @@ const (
 	maxFiniteNodes = maxFiniteTexts * maxFiniteBytes
 )
 
-// planFinite handles a refusal where the rest of the language is a few
-// short texts (an enum or a choice at the output's end, the server's
-// alternatives holding none of them): it sets them aside for the next
+// planFinite handles a refusal where the way on is one of a few short
+// texts (an enum value, a key, a choice; see finiteRest), the server's
+// alternatives holding none of them: it sets them aside for the next
 // round trip to score, and reports whether it did.
 func (r *textRun) planFinite(br *textBranch) bool {
 	if len(br.need) > 0 || r.topK < 1 {
@@ -33,9 +33,12 @@ func (r *textRun) planFinite(br *textBranch) bool {
 	return true
 }
 
-// finiteRest returns every text that takes con from its state to an end
-// after which nothing may follow, when they are at most maxFiniteTexts
-// of at most maxFiniteBytes each; else false. con is left as it was.
+// finiteRest returns the few short ways on from con's state: every text
+// that takes it to an end after which nothing may follow, or to the end
+// of a word (a run of letters, digits, '_' and non-ASCII characters
+// after which the constraint allows a byte of another kind: an enum
+// value, a key, a number), when they are at most maxFiniteTexts of at
+// most maxFiniteBytes each; else false. con is left as it was.
 func finiteRest(con TextConstraint) ([]string, bool) {
 	var texts []string
 	var buf []byte
@@ -45,23 +48,37 @@ func finiteRest(con TextConstraint) ([]string, bool) {
 		if nodes++; nodes > maxFiniteNodes {
 			return false
 		}
-		if len(buf) > 0 && con.CanEnd() {
-			texts = append(texts, string(buf))
-			if len(texts) > maxFiniteTexts {
-				return false
+		var next []byte
+		for b := range 256 {
+			mark := con.Mark()
+			if con.Accept([]byte{byte(b)}) {
+				next = append(next, byte(b))
+				con.Undo(mark)
+			}
+		}
+		if len(buf) > 0 {
+			boundary := con.CanEnd()
+			for _, b := range next {
+				boundary = boundary || !wordByte(b)
+			}
+			if boundary {
+				texts = append(texts, string(buf))
+				if len(texts) > maxFiniteTexts {
+					return false
+				}
 			}
 		}
 		branches := 0
-		for b := range 256 {
-			mark := con.Mark()
-			if !con.Accept([]byte{byte(b)}) {
-				continue
+		for _, b := range next {
+			if len(buf) > 0 && !wordByte(b) {
+				continue // past the word's end: the next round trip's business
 			}
 			if branches++; branches > maxFiniteTexts || len(buf) == maxFiniteBytes {
-				con.Undo(mark)
 				return false
 			}
-			buf = append(buf, byte(b))
+			mark := con.Mark()
+			con.Accept([]byte{b})
+			buf = append(buf, b)
 			ok := walk()
 			buf = buf[:len(buf)-1]
 			con.Undo(mark)
@@ -75,6 +92,12 @@ func finiteRest(con TextConstraint) ([]string, bool) {
 		return nil, false
 	}
 	return texts, true
+}
+
+// wordByte reports whether b continues a word for finiteRest: a letter,
+// a digit, '_', or a byte of a non-ASCII character.
+func wordByte(b byte) bool {
+	return b >= 0x80 || b == '_' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
 // finiteScore is one text's score after the output so far.
@@ -93,7 +116,8 @@ type finiteScore struct {
 // beginning share its requests), a text that leaves them scored as a
 // bound (the probability they left out). It picks one (the most
 // probable at temperature 0, else sampled from their probabilities at
-// the temperature) and ends the output with it. The first of its tokens
+// the temperature) and appends it; the output goes on after it unless
+// it is complete. The first of its tokens
 // reports, as its constrained log-probability, the text's among the
 // texts (TopK when they were followed through alternatives); the rest
 // of it is then forced.
@@ -164,7 +188,12 @@ func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 	if sc.rest != "" {
 		r.keepUnscored(br, []byte(sc.rest), pieceForced)
 	}
-	br.finishWith(FinishStop)
+	switch {
+	case br.con.CanEnd() && !r.canGoOn(br):
+		br.finishWith(FinishStop)
+	case len(br.gen) >= r.opts.MaxTokens:
+		br.finishWith(FinishLength)
+	}
 	return nil
 }
 

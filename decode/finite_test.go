@@ -112,3 +112,43 @@ func TestFiniteRestIsScored(t *testing.T) {
 	assert.InDelta(t, -3.5-logspace.Add(logspace.Add(-3.5, -4.5), -11), c.Logprob, 1e-12)
 	assert.Equal(t, 3, out.Usage.Scored)
 }
+
+// TestFiniteWordsMidOutput: where the way on is one of a few words (an
+// enum value inside a longer output) that none of the server's
+// alternatives begins, the words are scored through the alternatives,
+// the likeliest is appended, and generation goes on after it.
+func TestFiniteWordsMidOutput(t *testing.T) {
+	word := func(text string, lp float64) decode.Token {
+		return decode.Token{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+	}
+	alt := func(text string, lp float64) decode.TopLogprob {
+		return decode.TopLogprob{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+	}
+	one := func(text string, lp float64, alts ...decode.TopLogprob) *decode.TextResponse {
+		tok := word(text, lp)
+		tok.TopLogprobs = append([]decode.TopLogprob{alt(text, lp)}, alts...)
+		return answer(decode.FinishLength, tok)
+	}
+	s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		switch {
+		case req.MaxTokens == 1 && req.Output == "":
+			return one("x", -0.1, alt("do", -1), alt("ca", -2), alt("bi", -3))
+		case req.MaxTokens == 1 && req.Output == "do":
+			return one("g", -0.5)
+		case req.MaxTokens == 1 && req.Output == "ca":
+			return one("t", -0.5)
+		case req.MaxTokens == 1 && req.Output == "bi":
+			return one("rd", -0.5)
+		case req.Output == "dog, ":
+			return answer(decode.FinishStop, tk("7"))
+		}
+		return answer(decode.FinishLength, tk("x", "y"))
+	})
+	out, err := generate(t, s, `(cat|dog|bird), [0-9]`, decode.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "dog, 7", out.Text)
+	assert.Equal(t, 3, out.Usage.Scored)
+	require.NotEmpty(t, out.Tokens)
+	assert.Equal(t, "do", out.Tokens[0].Token)
+	assert.InDelta(t, -1.5-logspace.Add(logspace.Add(-1.5, -2.5), -3.5), out.Tokens[0].Constrained.Logprob, 1e-12)
+}

@@ -307,3 +307,19 @@ func TestRealFiniteRest(t *testing.T) {
 	require.NotNil(t, out.Usage)
 	assert.Equal(t, 3, out.Usage.Scored, "each word scored")
 }
+
+// TestRealSchemaWithoutFormat: JSON under a schema from a server not
+// asked to keep to it (NoFormat), on a model that never writes a JSON
+// key by itself: the keys and the enum values, none of them among the
+// server's alternatives, are scored as the few words that may come
+// next, and the output is valid.
+func TestRealSchemaWithoutFormat(t *testing.T) {
+	m := reins.New(storiesBackend(t, ollama.Options{NoFormat: true}))
+	sc, err := reins.JSONSchema([]byte(`{"type": "object", "properties": {"pet": {"enum": ["cat", "dog", "bird"]}, "happy": {"type": "boolean"}}, "required": ["pet", "happy"], "additionalProperties": false}`), nil)
+	require.NoError(t, err)
+	out, err := m.Generate(context.Background(), "Lily had a pet. JSON: ", reins.Options{Constraint: sc, MaxTokens: 40})
+	require.NoError(t, err)
+	require.NoError(t, sc.Match([]byte(out.Text)), "%q", out.Text)
+	t.Logf("%s usage %+v", out.Text, out.Usage)
+	assert.Positive(t, out.Usage.Scored)
+}
