@@ -11,6 +11,22 @@ import (
 	"github.com/reins-go/reins/internal/logspace"
 )
 
+// word is a token with no alternatives, alt an alternative, and one an
+// answer of one token, itself first among its alternatives.
+func word(text string, lp float64) decode.Token {
+	return decode.Token{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+}
+
+func alt(text string, lp float64) decode.TopLogprob {
+	return decode.TopLogprob{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
+}
+
+func one(text string, lp float64, alts ...decode.TopLogprob) *decode.TextResponse {
+	tok := word(text, lp)
+	tok.TopLogprobs = append([]decode.TopLogprob{alt(text, lp)}, alts...)
+	return answer(decode.FinishLength, tok)
+}
+
 // scoring is a scripted server that also scores a given text (echo):
 // each text's tokens and their log-probabilities come from scores.
 type scoring struct {
@@ -35,9 +51,6 @@ func (s *scoring) ScorePrompt(ctx context.Context, prompt, text string, topN int
 // its first token reports its probability among them. Without echo the
 // loop stalls as before.
 func TestFiniteRestIsScored(t *testing.T) {
-	word := func(text string, lp float64) decode.Token {
-		return decode.Token{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
-	}
 	scores := map[string][]decode.Token{
 		"zebra":  {word("zeb", -3), word("ra", -2)},
 		"quokka": {word("qu", -1), word("okka", -1)},
@@ -82,14 +95,6 @@ func TestFiniteRestIsScored(t *testing.T) {
 	// hold none of the texts, but asked for one token after " " its
 	// alternatives spell each.
 	follow := newScripted(func(req decode.TextRequest) *decode.TextResponse {
-		alt := func(text string, lp float64) decode.TopLogprob {
-			return decode.TopLogprob{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
-		}
-		one := func(text string, lp float64, alts ...decode.TopLogprob) *decode.TextResponse {
-			tok := word(text, lp)
-			tok.TopLogprobs = append([]decode.TopLogprob{alt(text, lp)}, alts...)
-			return answer(decode.FinishLength, tok)
-		}
 		switch {
 		case req.MaxTokens == 1 && req.Output == " ":
 			return one("the", -0.1, alt("zeb", -3), alt("wal", -4), alt("qu", -5))
@@ -118,17 +123,6 @@ func TestFiniteRestIsScored(t *testing.T) {
 // alternatives begins, the words are scored through the alternatives,
 // the likeliest is appended, and generation goes on after it.
 func TestFiniteWordsMidOutput(t *testing.T) {
-	word := func(text string, lp float64) decode.Token {
-		return decode.Token{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
-	}
-	alt := func(text string, lp float64) decode.TopLogprob {
-		return decode.TopLogprob{ID: -1, Token: text, Bytes: decode.Bytes(text), Logprob: lp}
-	}
-	one := func(text string, lp float64, alts ...decode.TopLogprob) *decode.TextResponse {
-		tok := word(text, lp)
-		tok.TopLogprobs = append([]decode.TopLogprob{alt(text, lp)}, alts...)
-		return answer(decode.FinishLength, tok)
-	}
 	s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
 		switch {
 		case req.MaxTokens == 1 && req.Output == "":
