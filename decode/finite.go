@@ -22,8 +22,8 @@ const (
 // alternatives holding none of them: it sets them aside for the next
 // round trip to score, and reports whether it did.
 func (r *textRun) planFinite(br *textBranch) bool {
-	if len(br.need) > 0 || r.topK < 1 {
-		return false
+	if len(br.need) > 0 || r.topK < 1 || partialTail(br.text) > 0 {
+		return false // healing, or a character cut in two that the next round trip mends first
 	}
 	texts, ok := finiteRest(br.con)
 	if !ok || len(texts) == 0 {
@@ -183,10 +183,18 @@ func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 		} else {
 			tok.Constrained, tok.Forced = &Logprobs{Logprob: 0}, true
 		}
-		r.keep(br, tok, mark, pieceForced, nil, false)
+		// Kept as an alternative with none beside it: healing does not
+		// take it back (and lose its score), nor backtracking.
+		r.keep(br, tok, mark, pieceAlt, nil, false)
+		if br.done {
+			return nil // a stop string ended the output within the text
+		}
 	}
 	if sc.rest != "" {
 		r.keepUnscored(br, []byte(sc.rest), pieceForced)
+		if br.done {
+			return nil
+		}
 	}
 	switch {
 	case br.con.CanEnd() && !r.canGoOn(br):

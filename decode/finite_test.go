@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/logspace"
 )
@@ -145,4 +146,62 @@ func TestFiniteWordsMidOutput(t *testing.T) {
 	require.NotEmpty(t, out.Tokens)
 	assert.Equal(t, "do", out.Tokens[0].Token)
 	assert.InDelta(t, -1.5-logspace.Add(logspace.Add(-1.5, -2.5), -3.5), out.Tokens[0].Constrained.Logprob, 1e-12)
+}
+
+// TestFiniteEdges: a stop string inside the chosen text cuts the
+// output and its tokens at the same place; a word chosen mid-output
+// keeps its score (healing the next boundary does not take it back);
+// where an output that ends inside a character cannot be mended
+// otherwise, its pieces are taken back and the ways on from before it
+// are scored (the server's tokens here cut every character, so the scores
+// tie), never a request with invalid UTF-8.
+func TestFiniteEdges(t *testing.T) {
+	spell := func(toks []decode.Token) string {
+		var b []byte
+		for _, tok := range toks {
+			b = append(b, tok.Bytes...)
+		}
+		return string(b)
+	}
+	refuse := func(req decode.TextRequest) *decode.TextResponse {
+		return answer(decode.FinishLength, tk(" the", " a", " an"))
+	}
+	s := &scoring{scripted: newScripted(refuse), scores: map[string][]decode.Token{
+		"zebra":  {word("zeb", -3), word("ra", -2)},
+		"quokka": {word("qu", -1), word("okka", -1)},
+		"walrus": {word("wal", -4), word("rus", -5)},
+	}}
+	s.caps.Echo = true
+	c, err := reins.Regex(` (zebra|quokka|walrus)`)
+	require.NoError(t, err)
+	out, err := decode.Complete(context.Background(), s, "Once", decode.Options{TextConstraint: c.TextMatcher, MaxTokens: 40, Stop: []string{"q"}})
+	require.NoError(t, err)
+	assert.Equal(t, " ", out.Text)
+	assert.Equal(t, out.Text, spell(out.Tokens), "the tokens end where the text does")
+
+	s = &scoring{scripted: newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		if req.Output == "dog, " {
+			return answer(decode.FinishStop, tk("7"))
+		}
+		return answer(decode.FinishLength, tk("x", "y"))
+	}), scores: map[string][]decode.Token{"dog": {word("dog", -1)}, "cat": {word("cat", -2)}, "bird": {word("bird", -3)}}}
+	s.caps.Echo = true
+	out, err = generate(t, s, `(cat|dog|bird), [0-9]`, decode.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "dog, 7", out.Text)
+	require.NotEmpty(t, out.Tokens)
+	assert.Equal(t, "dog", out.Tokens[0].Token)
+	assert.InDelta(t, -1-logspace.Add(logspace.Add(-1, -2), -3), out.Tokens[0].Constrained.Logprob, 1e-12, "the choice keeps its probability")
+
+	p := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		switch {
+		case req.Output == "":
+			return answer(decode.FinishLength, tk("\xc3"), tk("zz", "qq"))
+		}
+		return answer(decode.FinishLength, tk("zz", "qq"))
+	})
+	out, err = generate(t, p, `(éat|èat|éeel)`, decode.Options{})
+	require.NoError(t, err, "the cut character is taken back and the ways on scored, not sent as invalid UTF-8")
+	assert.Equal(t, 3, out.Usage.Scored)
+	assert.Contains(t, []string{"éat", "èat", "éeel"}, out.Text)
 }

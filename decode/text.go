@@ -382,6 +382,9 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 	}
 	if br.con != nil && len(br.need) == 0 && partialTail(br.text) > 0 {
 		r.mend(br)
+		if br.finite != nil {
+			return r.chooseFinite(ctx, br)
+		}
 	}
 	if !utf8.Valid(br.text) {
 		return fmt.Errorf("the output holds invalid UTF-8 at byte %d, which a server's JSON API cannot carry", invalidAt(br.text))
@@ -912,7 +915,33 @@ func (r *textRun) mend(br *textBranch) {
 	}
 	for range maxBacktracks {
 		if partialTail(br.text) == 0 || !r.backtrack(br) {
-			return
+			break
+		}
+	}
+	// Else, where the ways on from before the cut character are a few
+	// short texts, take the character's pieces back and have them
+	// scored (planFinite).
+	if partialTail(br.text) == 0 {
+		return
+	}
+	n := len(br.gen)
+	for n > br.taken && n > 0 && br.pieces[n-1].start >= len(br.text)-partialTail(br.text) {
+		n--
+	}
+	if n == len(br.gen) || br.pieces[n].start != len(br.text)-partialTail(br.text) {
+		return // the cut character began inside a token, or was handed to a stream
+	}
+	saved, pieces := slices.Clone(br.gen[n:]), slices.Clone(br.pieces[n:])
+	for len(br.gen) > n {
+		r.pop(br)
+	}
+	if !r.planFinite(br) {
+		for i, t := range saved { // put them back: the error will say where
+			mark := br.con.Mark()
+			br.con.Accept(t.Bytes)
+			p := pieces[i]
+			p.mark = mark
+			r.push(br, t, p)
 		}
 	}
 }
