@@ -243,16 +243,23 @@ func (r *textRun) scoreFinite(ctx context.Context, br *textBranch, output, t str
 			break
 		}
 		first := resp.Tokens[0]
+		if err := checkToken(first); err != nil {
+			return sc, err
+		}
 		alts := append([]TopLogprob{{ID: first.ID, Token: first.Token, Bytes: first.Bytes, Logprob: first.Logprob}}, first.TopLogprobs...)
-		best, mass := -1, 0.0
+		best, mass, listed := -1, 0.0, false
 		for j, a := range alts {
 			if j > 0 {
 				mass += math.Exp(a.Logprob)
+				listed = listed || string(a.Bytes) == string(first.Bytes)
 			}
 			if rest := t[done:]; len(a.Bytes) > 0 && len(a.Bytes) <= len(rest) && string(a.Bytes) == rest[:len(a.Bytes)] &&
 				(best < 0 || len(a.Bytes) > len(alts[best].Bytes)) {
 				best = j
 			}
+		}
+		if !listed {
+			mass += math.Exp(first.Logprob)
 		}
 		if best < 0 { // the text left the alternatives: what they left out bounds it
 			sc.sum += math.Log(max(1e-300, 1-mass))
