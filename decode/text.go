@@ -480,7 +480,7 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 	if extent := len(br.text) + len(br.need); extent > br.reach {
 		br.reach = extent
 		br.stalls = 0
-	} else if br.stalls++; br.stalls >= maxStalls {
+	} else if br.stalls++; br.stalls >= maxStalls && br.finite == nil { // texts set aside to score are the way on
 		return r.stalled(br)
 	}
 	r.commit(br)
