@@ -14,10 +14,13 @@ import (
 // metaschema corpus, the official suite and maskbench-dev), in a tenth of
 // the time: the validator builds maps of unevaluated properties for
 // every object it checks.
-func metaCheck2020(doc any) error {
-	if err := metaCheckOrdered(doc, false); err != nil {
-		// Again, keys in order, for the same error every time.
-		return metaCheckOrdered(doc, true)
+func metaCheck2020(doc any) error { return inOrderOnError(metaCheckOrdered, doc) }
+
+// inOrderOnError runs check with keys in map order, and when it fails,
+// again with keys in order, for the same error every time.
+func inOrderOnError(check func(doc any, sorted bool) error, doc any) error {
+	if err := check(doc, false); err != nil {
+		return check(doc, true)
 	}
 	return nil
 }
@@ -174,12 +177,7 @@ var (
 // formats the validator asserts): schemas are objects; exclusiveMinimum
 // and exclusiveMaximum are booleans that need minimum and maximum; enum
 // and required hold at least one item, without repeats.
-func metaCheckDraft4(doc any) error {
-	if err := metaCheckDraft4Ordered(doc, false); err != nil {
-		return metaCheckDraft4Ordered(doc, true)
-	}
-	return nil
-}
+func metaCheckDraft4(doc any) error { return inOrderOnError(metaCheckDraft4Ordered, doc) }
 
 func metaCheckDraft4Ordered(doc any, sorted bool) error {
 	w := &metaWalk{sorted: sorted}

@@ -201,6 +201,13 @@ func TestMetaCheckAgrees(t *testing.T) {
 		check(text, doc)
 	}
 	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	forSharedSchemas(t, check)
+}
+
+// forSharedSchemas calls check with every schema of the official
+// suite (drafts 2020-12 and 7) and of maskbench-dev, decoded.
+func forSharedSchemas(t *testing.T, check func(what string, doc any)) {
+	t.Helper()
 	for _, dir := range []string{"draft2020-12", "draft7"} {
 		files, _ := filepath.Glob(filepath.Join(shared.Path(t, "json-schema-test-suite"), dir, "*.json"))
 		for _, f := range files {
@@ -256,30 +263,7 @@ func TestMetaCheckDraft4Agrees(t *testing.T) {
 		check(text, doc)
 	}
 	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
-	for _, dir := range []string{"draft2020-12", "draft7"} {
-		files, _ := filepath.Glob(filepath.Join(shared.Path(t, "json-schema-test-suite"), dir, "*.json"))
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			require.NoError(t, err)
-			var groups []struct{ Schema json.RawMessage }
-			require.NoError(t, json.Unmarshal(raw, &groups))
-			for _, g := range groups {
-				doc, err := decodeJSON(g.Schema)
-				require.NoError(t, err)
-				check(filepath.Base(f), doc)
-			}
-		}
-	}
-	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		require.NoError(t, err)
-		var mb struct{ Schema json.RawMessage }
-		require.NoError(t, json.Unmarshal(raw, &mb))
-		doc, err := decodeJSON(mb.Schema)
-		require.NoError(t, err)
-		check(filepath.Base(f), doc)
-	}
+	forSharedSchemas(t, check)
 }
 
 // FuzzMetaCheck checks metaCheck2020 and metaCheckDraft4 against the
