@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"strings"
 
 	"github.com/reins-go/reins/decode"
@@ -107,48 +106,11 @@ func (m *Model) scoreOptionsTopK(ctx context.Context, prompt string, options []s
 	asked := map[string]*decode.TextResponse{}
 	out := make([]Option, len(options))
 	for i, o := range options {
-		text := o + then
-		opt := Option{Text: o, TopK: true}
-		for done := 0; done < len(text); {
-			seen := text[:done]
-			resp, ok := asked[seen]
-			if !ok {
-				var err error
-				resp, err = m.text.Continue(ctx, decode.TextRequest{Prompt: prompt, Output: seen, MaxTokens: 1, TopLogprobs: caps.TopLogprobs})
-				if err != nil {
-					return nil, err
-				}
-				asked[seen] = resp
-			}
-			if len(resp.Tokens) == 0 {
-				opt.Bound = true // the server ends here: the rest is unseen
-				break
-			}
-			first := resp.Tokens[0]
-			alts := append([]decode.TopLogprob{{ID: first.ID, Token: first.Token, Bytes: first.Bytes, Logprob: first.Logprob}}, first.TopLogprobs...)
-			best := -1
-			mass := 0.0
-			for j, a := range alts {
-				if j > 0 {
-					mass += math.Exp(a.Logprob)
-				}
-				rest := text[done:]
-				if len(a.Bytes) > 0 && len(a.Bytes) <= len(rest) && string(a.Bytes) == rest[:len(a.Bytes)] &&
-					(best < 0 || len(a.Bytes) > len(alts[best].Bytes)) {
-					best = j
-				}
-			}
-			if best < 0 {
-				opt.Bound = true
-				opt.Logprob += math.Log(max(1e-300, 1-mass))
-				break
-			}
-			a := alts[best]
-			opt.Logprob += a.Logprob
-			opt.Tokens = append(opt.Tokens, decode.Token{ID: a.ID, Token: a.Token, Bytes: a.Bytes, Logprob: a.Logprob, TopLogprobs: first.TopLogprobs})
-			done += len(a.Bytes)
+		f, err := decode.FollowTopK(ctx, m.text, prompt, "", o+then, caps.TopLogprobs, asked)
+		if err != nil {
+			return nil, err
 		}
-		out[i] = opt
+		out[i] = Option{Text: o, TopK: true, Logprob: f.Logprob, Bound: f.Bound, Tokens: f.Tokens}
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/internal/logspace"
@@ -153,24 +152,19 @@ func (r *textRun) chooseFinite(ctx context.Context, br *textBranch) error {
 	for _, sc := range scores {
 		z = logspace.Add(z, sc.sum)
 	}
-	pick := 0
-	if temp := r.opts.Sampling.Temperature; temp > 0 {
-		rng := rand.New(rand.NewPCG(br.seed, uint64(br.usage.Requests)))
-		weights, total := make([]float64, len(scores)), 0.0
-		for i, sc := range scores {
-			weights[i] = math.Exp((sc.sum - z) / temp)
-			total += weights[i]
-		}
-		u := rng.Float64() * total
-		for pick = 0; pick < len(weights)-1 && u >= weights[pick]; pick++ {
-			u -= weights[pick]
-		}
-	} else {
-		for i, sc := range scores {
-			if sc.sum > scores[pick].sum {
-				pick = i
-			}
-		}
+	// The texts' log-probabilities go through the sampler as a
+	// distribution: greedy at temperature 0, else tempered and sampled.
+	lp := make([]float32, len(scores))
+	for i, sc := range scores {
+		lp[i] = float32(sc.sum - z)
+	}
+	sampler, err := NewSampler(SamplingOptions{Temperature: r.opts.Sampling.Temperature, Seed: br.seed + uint64(br.usage.Requests)})
+	if err != nil {
+		return err
+	}
+	pick, err := sampler.Sample(lp)
+	if err != nil {
+		return err
 	}
 	sc := scores[pick]
 	for i, tok := range sc.tokens {
@@ -224,16 +218,52 @@ func (r *textRun) scoreFinite(ctx context.Context, br *textBranch, output, t str
 		}
 		return sc, nil
 	}
-	for done := 0; done < len(t); {
-		seen := output + t[:done]
+	f, err := FollowTopK(ctx, r.b, r.prompt, output, t, r.topK, asked)
+	br.usage.Requests += f.Requests
+	if err != nil {
+		return sc, err
+	}
+	sc.sum, sc.tokens = f.Logprob, f.Tokens
+	sc.rest = t[f.Spelled:]
+	return sc, nil
+}
+
+// TopKScore is a text's score through a server's top alternatives
+// (FollowTopK).
+type TopKScore struct {
+	// Tokens are the server's tokens that spell the text, or its start;
+	// they spell its first Spelled bytes.
+	Tokens  []Token
+	Spelled int
+	// Logprob is the sum of their log-probabilities and, when the text
+	// left the alternatives (Bound), of the probability the alternatives
+	// there left out: an upper bound of the rest.
+	Logprob float64
+	Bound   bool
+	// Requests is how many requests it made.
+	Requests int
+}
+
+// FollowTopK scores text after prompt and output on a TextBackend that
+// cannot score a given text: one request for one token at each position
+// of the text, with topK alternatives, taking the longest alternative
+// that goes on spelling it. Where none does (or the server ends, or the
+// text cuts a character in two, which a request cannot carry) the rest
+// is a bound (TopKScore.Bound). asked holds the answers to requests
+// already made, by output, so that texts sharing a beginning share its
+// requests; the server's tokens are checked as generation checks them.
+func FollowTopK(ctx context.Context, b TextBackend, prompt, output, text string, topK int, asked map[string]*TextResponse) (TopKScore, error) {
+	var sc TopKScore
+	for sc.Spelled < len(text) {
+		seen := output + text[:sc.Spelled]
 		resp, ok := asked[seen]
 		if !ok {
 			if !utf8.ValidString(seen) {
-				break // a character cut in two cannot be sent: the rest is unseen
+				break
 			}
 			var err error
-			resp, err = r.b.Continue(ctx, TextRequest{Prompt: r.prompt, Output: seen, MaxTokens: 1, TopLogprobs: r.topK})
-			br.usage.Requests++
+			resp, err = b.Continue(ctx, TextRequest{Prompt: prompt, Output: seen, MaxTokens: 1, TopLogprobs: topK})
+			sc.Requests++
 			if err != nil {
 				return sc, err
 			}
@@ -253,7 +283,7 @@ func (r *textRun) scoreFinite(ctx context.Context, br *textBranch, output, t str
 				mass += math.Exp(a.Logprob)
 				listed = listed || string(a.Bytes) == string(first.Bytes)
 			}
-			if rest := t[done:]; len(a.Bytes) > 0 && len(a.Bytes) <= len(rest) && string(a.Bytes) == rest[:len(a.Bytes)] &&
+			if rest := text[sc.Spelled:]; len(a.Bytes) > 0 && len(a.Bytes) <= len(rest) && string(a.Bytes) == rest[:len(a.Bytes)] &&
 				(best < 0 || len(a.Bytes) > len(alts[best].Bytes)) {
 				best = j
 			}
@@ -262,18 +292,14 @@ func (r *textRun) scoreFinite(ctx context.Context, br *textBranch, output, t str
 			mass += math.Exp(first.Logprob)
 		}
 		if best < 0 { // the text left the alternatives: what they left out bounds it
-			sc.sum += math.Log(max(1e-300, 1-mass))
+			sc.Logprob += math.Log(max(1e-300, 1-mass))
 			break
 		}
 		a := alts[best]
-		sc.sum += a.Logprob
-		sc.tokens = append(sc.tokens, Token{ID: a.ID, Token: a.Token, Bytes: a.Bytes, Logprob: a.Logprob, TopLogprobs: first.TopLogprobs})
-		done += len(a.Bytes)
+		sc.Logprob += a.Logprob
+		sc.Tokens = append(sc.Tokens, Token{ID: a.ID, Token: a.Token, Bytes: a.Bytes, Logprob: a.Logprob, TopLogprobs: first.TopLogprobs})
+		sc.Spelled += len(a.Bytes)
 	}
-	spelled := 0
-	for _, tok := range sc.tokens {
-		spelled += len(tok.Bytes)
-	}
-	sc.rest = t[spelled:]
+	sc.Bound = sc.Spelled < len(text)
 	return sc, nil
 }
