@@ -59,6 +59,16 @@ type Options struct {
 	// the schema: validate the output (decode.JSONSchema does, and
 	// reports a failure as such).
 	Relax []string
+	// FormatAnnotation makes "format" an annotation only: the grammar
+	// compiles every format keyword as if it were absent (the rest of
+	// the schema still applies, so {"type": "string", "format": "email"}
+	// allows any string), and NewValidator accepts a string whatever its
+	// format. By default reins asserts the formats it knows in every
+	// draft, so that a generated date is a valid date; JSON Schema
+	// 2019-09 and 2020-12 make format an annotation by default, which
+	// this option follows. Pass the same Options to Compile and
+	// NewValidator so that the two agree.
+	FormatAnnotation bool
 }
 
 // relaxable are the keywords Options.Relax may name, with the keywords
@@ -147,7 +157,8 @@ func (e *Error) Error() string {
 //     bounds, other patterns and a format by automaton;
 //   - format: date-time, date, time, duration, email, hostname, ipv4, ipv6,
 //     uuid, uri, uri-reference (see formats); formats the validator does
-//     not know are annotations;
+//     not know are annotations, and every format is one with
+//     Options.FormatAnnotation;
 //   - minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft 4's
 //     boolean forms too) for integers and numbers, exact; multipleOf
 //     (a range with at most so many fraction digits, the multiples
@@ -240,17 +251,25 @@ func JSON(opts Options) *grammar.Grammar {
 }
 
 // Validator checks JSON texts against one schema with santhosh-tekuri/
-// jsonschema (formats asserted in every draft, remote references
-// refused): reins validates its own output with it. It is safe for
-// concurrent use.
+// jsonschema (formats asserted in every draft unless
+// Options.FormatAnnotation, remote references refused): reins validates
+// its own output with it. It is safe for concurrent use.
 type Validator struct{ s *santhosh.Schema }
 
 // NewValidator compiles schema, which also checks that it is a valid
-// schema. Of opts, only BaseURI and Loader count: they resolve
-// references as Compile does.
+// schema. Of opts, only BaseURI, Loader and FormatAnnotation count:
+// they resolve references and read formats as Compile does.
 func NewValidator(schema []byte, opts Options) (*Validator, error) {
 	c := santhosh.NewCompiler()
-	c.AssertFormat = true // formats are assertions for reins, in every draft
+	c.AssertFormat = !opts.FormatAnnotation // formats are assertions for reins, in every draft, unless annotations
+	if opts.FormatAnnotation {
+		// The validator asserts formats in drafts 4 to 7 (and where a
+		// metaschema asks for format-assertion) whatever AssertFormat
+		// says: its formats, for this compiler only, accept anything.
+		for name := range santhosh.Formats {
+			c.Formats[name] = anyFormat
+		}
+	}
 	c.LoadURL = func(url string) (io.ReadCloser, error) {
 		if opts.Loader == nil {
 			return nil, fmt.Errorf("remote $ref %s refused: no Options.Loader", url)
@@ -271,6 +290,9 @@ func NewValidator(schema []byte, opts Options) (*Validator, error) {
 	}
 	return &Validator{s}, nil
 }
+
+// anyFormat is a format checker that accepts every value.
+func anyFormat(any) bool { return true }
 
 // Validate reports whether the JSON text instance is valid.
 func (v *Validator) Validate(instance []byte) error {
@@ -353,6 +375,7 @@ type compiler struct {
 
 func newCompiler(opts Options, r *refs, d draft) *compiler {
 	p := newParser(r, d, opts.Relax)
+	p.formatAnnotation = opts.FormatAnnotation
 	c := &compiler{opts: opts, rules: map[string]string{}, refs: r, ptr: "#", p: p,
 		z: &normalizer{p: p}, ev: &evaluator{p: p}, neg: &negator{p: p}}
 	c.g = &grammar.Grammar{Start: "root"}

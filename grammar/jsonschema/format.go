@@ -36,6 +36,7 @@ import (
 // Formats the validator does not know (custom ones such as "path") are
 // annotations, as the specification says, and constrain nothing; formats
 // it knows and reins does not (regex, json-pointer, ...) are refused.
+// With Options.FormatAnnotation every format is an annotation.
 var formats = func() map[string]string {
 	const (
 		d2      = `[0-9]{2}`

@@ -93,3 +93,63 @@ func TestIPv6(t *testing.T) {
 		assert.False(t, acceptsText(p, `"`+s+`"`), "invalid %s accepted", s)
 	}
 }
+
+// TestFormatAnnotation checks Options.FormatAnnotation: the grammar and
+// the validator both take format as an annotation, in every draft,
+// while the keywords beside it still apply; by default both assert it.
+func TestFormatAnnotation(t *testing.T) {
+	cases := []struct {
+		schema string
+		// annotation lists instances valid with FormatAnnotation and
+		// invalid by default; both lists those valid either way,
+		// neither those invalid either way.
+		annotation, both, neither []string
+	}{
+		{schema: `{"type": "string", "format": "email"}`, annotation: []string{`"2962"`}, both: []string{`"a@example.com"`}, neither: []string{`2962`}},
+		{schema: `{"type": "string", "format": "date"}`, annotation: []string{`"06/19/1963"`, `"1963-02-30"`}, both: []string{`"1963-06-19"`}},
+		{schema: `{"format": "ipv4"}`, annotation: []string{`"127.0.0.0.1"`}, both: []string{`"127.0.0.1"`, `12`, `{}`}},
+		{schema: `{"type": "string", "format": "email", "pattern": "^[0-9a-z@.]+$"}`, annotation: []string{`"2962"`}, both: []string{`"a@example.com"`}, neither: []string{`"A@example.com"`, `"a b"`}},
+		{schema: `{"type": "string", "format": "date", "maxLength": 10}`, annotation: []string{`"06/19/1963"`, `"1/2"`}, both: []string{`"1963-06-19"`}, neither: []string{`"06/19/19631"`, `"1963-06-19 "`}},
+		{schema: `{"enum": ["2962", "a@example.com", 1], "format": "email"}`, annotation: []string{`"2962"`}, both: []string{`"a@example.com"`, `1`}, neither: []string{`"b@example.com"`}},
+		{schema: `{"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}, "required": ["when"]}`,
+			annotation: []string{`{"when":"yesterday"}`}, both: []string{`{"when":"1963-06-19T08:30:06Z"}`}, neither: []string{`{}`, `{"when":1}`}},
+	}
+	for _, draft := range []string{"https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema#"} {
+		for _, tc := range cases {
+			schema := []byte(`{"$schema": "` + draft + `", ` + tc.schema[1:])
+			for _, annotate := range []bool{false, true} {
+				opts := Options{FormatAnnotation: annotate}
+				g, err := Compile(schema, opts)
+				require.NoError(t, err, "%s annotation %v", schema, annotate)
+				p, err := grammar.Compile(g)
+				require.NoError(t, err)
+				v, err := NewValidator(schema, opts)
+				require.NoError(t, err)
+				check := func(instances []string, valid bool) {
+					for _, x := range instances {
+						assert.Equal(t, valid, v.Validate([]byte(x)) == nil, "validator, %s, annotation %v: %s", schema, annotate, x)
+						assert.Equal(t, valid, acceptsText(p, x), "grammar, %s, annotation %v: %s", schema, annotate, x)
+					}
+				}
+				check(tc.annotation, annotate)
+				check(tc.both, true)
+				check(tc.neither, false)
+			}
+		}
+	}
+	// A format reins cannot compile is refused by default and an
+	// annotation with the option.
+	schema := []byte(`{"type": "string", "format": "regex"}`)
+	_, err := Compile(schema, Options{})
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "format", e.Keyword)
+	g, err := Compile(schema, Options{FormatAnnotation: true})
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	v, err := NewValidator(schema, Options{FormatAnnotation: true})
+	require.NoError(t, err)
+	assert.True(t, acceptsText(p, `"["`))
+	assert.NoError(t, v.Validate([]byte(`"["`)))
+}

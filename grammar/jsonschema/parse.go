@@ -24,6 +24,10 @@ type parser struct {
 	relax map[string]bool // keywords Options.Relax drops
 	byLoc map[string]*Schema
 	count int // schemas parsed, against maxSchemaNodes
+
+	// formatAnnotation reads format as an annotation
+	// (Options.FormatAnnotation).
+	formatAnnotation bool
 }
 
 // sinceDraft is the draft that made each keyword one, where it is
@@ -303,7 +307,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 	}
 	if v, ok := has("format"); ok {
 		name, _ := v.(string)
-		if knownFormat(name) { // others are annotations
+		if knownFormat(name) && !p.formatAnnotation { // others are annotations
 			mark(kwFormat)
 			s.Format = name
 		}
