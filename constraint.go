@@ -153,6 +153,13 @@ type JSONOptions struct {
 	// minProperties, maxProperties). Outputs are still validated, and
 	// one that breaks a relaxed keyword is an *InvalidOutputError.
 	Relax []string
+	// FormatAnnotation makes "format" an annotation only, as JSON Schema
+	// 2019-09 and 2020-12 read it by default: the output need not be of
+	// the format (the rest of the schema still holds) and is validated
+	// without it. By default reins keeps strings to their format in
+	// every draft, so that a generated date is a date. See
+	// jsonschema.Options.FormatAnnotation.
+	FormatAnnotation bool
 	// Loader loads the documents $refs outside the schema name; without
 	// one such a $ref is an error. JSONSchemaFile sets one that reads
 	// files beside the schema file.
@@ -172,7 +179,7 @@ func (o *JSONOptions) compileOptions() jsonschema.Options {
 		o = &JSONOptions{}
 	}
 	opts := jsonschema.Options{Indent: o.Indent, MaxWhitespace: o.Whitespace, Bounded: !o.Unbounded,
-		Relax: o.Relax, Loader: o.Loader, BaseURI: o.BaseURI}
+		Relax: o.Relax, Loader: o.Loader, BaseURI: o.BaseURI, FormatAnnotation: o.FormatAnnotation}
 	if o.Indent == "" && o.Whitespace <= 0 {
 		opts.Compact, opts.MaxWhitespace = true, 0
 	}

@@ -459,6 +459,25 @@ func TestRelaxedKeywordFailure(t *testing.T) {
 	assert.Equal(t, []float64{1, 1}, items, "the two items equal, which uniqueItems refuses")
 }
 
+// TestFormatAnnotation: JSONOptions.FormatAnnotation reaches both the
+// grammar and the validator, in every draft; by default both keep a
+// string to its format.
+func TestFormatAnnotation(t *testing.T) {
+	for _, draft := range []string{"https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#"} {
+		schema := []byte(`{"$schema": "` + draft + `", "type": "object", "properties": {"mail": {"type": "string", "format": "email", "maxLength": 8}}, "required": ["mail"]}`)
+		def, err := JSONSchema(schema, &JSONOptions{Unbounded: true})
+		require.NoError(t, err)
+		anno, err := JSONSchema(schema, &JSONOptions{Unbounded: true, FormatAnnotation: true})
+		require.NoError(t, err)
+		var rej *RejectError
+		assert.ErrorAs(t, def.Check(strings.NewReader(`{"mail":"2962"}`)), &rej, draft)
+		assert.NoError(t, anno.Check(strings.NewReader(`{"mail":"2962"}`)), draft)
+		assert.NoError(t, def.Check(strings.NewReader(`{"mail":"a@b.cd"}`)), draft)
+		assert.NoError(t, anno.Check(strings.NewReader(`{"mail":"a@b.cd"}`)), draft)
+		assert.ErrorAs(t, anno.Check(strings.NewReader(`{"mail":"a@bcd.efgh"}`)), &rej, "%s: maxLength still holds", draft)
+	}
+}
+
 // TestMatch checks a constraint's own matcher on text.
 func TestMatch(t *testing.T) {
 	c, err := JSONSchema([]byte(`{"type": "object", "properties": {"a": {"type": "integer", "maximum": 3}}, "required": ["a"]}`), nil)
