@@ -19,6 +19,7 @@ type constraintFlags struct {
 	maxWS       int
 	indent      int
 	relax       listFlag
+	formatAnno  bool
 	// checking is set for commands that judge given text (check, mask):
 	// JSON is then unbounded and whitespace free, as a writer's may be.
 	checking bool
@@ -44,6 +45,7 @@ func (c *constraintFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxWS, "max-whitespace", ws, wsHelp)
 	fs.IntVar(&c.indent, "indent", 0, "with --schema or --json-value: write the JSON indented by this many spaces per level, as json.MarshalIndent does (0: off)")
 	fs.Var(&c.relax, "relax", "with --schema: compile this keyword as if absent, where reins would refuse it (repeatable: uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties); outputs are still validated")
+	fs.BoolVar(&c.formatAnno, "format-annotation", false, "with --schema: take format as an annotation only, as JSON Schema 2019-09 and later do by default (default: strings keep to their format in every draft)")
 }
 
 // seen records which constraint flags the command line gave; call it
@@ -124,5 +126,6 @@ func (c *constraintFlags) jsonOptions() *reins.JSONOptions {
 	if c.server && !c.wsGiven && c.indent == 0 {
 		ws = reins.ServerWhitespace
 	}
-	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: ws, Relax: c.relax, Unbounded: c.checking}
+	return &reins.JSONOptions{Indent: strings.Repeat(" ", c.indent), Whitespace: ws, Relax: c.relax, Unbounded: c.checking,
+		FormatAnnotation: c.formatAnno}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,6 +222,35 @@ func TestCheckCommand(t *testing.T) {
 		assert.Equal(t, tt.code, code, "%v: %s", tt.args, errOut)
 		assert.Contains(t, out, tt.out)
 	}
+}
+
+// TestFormatAnnotation: --format-annotation takes format as an
+// annotation in check and generate; without it a string keeps to its
+// format, and a format reins cannot compile is refused.
+func TestFormatAnnotation(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/date.json", []byte(`{"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "format": "date"}`), 0o644))
+	out, errOut, code := runCLIStdin(t, `"06/19/1963"`, "check", "--schema", dir+"/date.json")
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "not allowed")
+	out, errOut, code = runCLIStdin(t, `"06/19/1963"`, "check", "--schema", dir+"/date.json", "--format-annotation")
+	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "accepted")
+	out, errOut, code = runCLIStdin(t, `1963`, "check", "--schema", dir+"/date.json", "--format-annotation")
+	assert.Equal(t, 1, code, "the type still holds: %s", errOut)
+	assert.Contains(t, out, "not allowed")
+
+	require.NoError(t, os.WriteFile(dir+"/regex.json", []byte(`{"type": "string", "format": "regex", "maxLength": 3}`), 0o644))
+	_, errOut, code = runCLI(t, "generate", "--schema", dir+"/regex.json", "x")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, errOut, "format")
+	out, errOut, code = runCLI(t, "generate", "--schema", dir+"/regex.json", "--format-annotation", "--json", "--max-tokens", "20", "x")
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Value string `json:"value"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	assert.LessOrEqual(t, utf8.RuneCountInString(got.Value), 3, "maxLength still holds: %s", out)
 }
 
 func TestGenerateWithGrammarAndRegex(t *testing.T) {
