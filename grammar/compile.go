@@ -150,9 +150,13 @@ func Compile(g *Grammar) (p *Prog, err error) {
 			p.Rules[pr].Start = c.emit(Inst{Op: InstFail})
 			continue
 		}
+		c.match, c.loop = match, -1
 		entry, err := c.compile(r.Body, match)
 		if err != nil {
 			return nil, err
+		}
+		if c.loop >= 0 && c.err == nil {
+			c.prog.Inst[c.loop].Out, c.prog.Inst[c.loop].Arg = entry, entry
 		}
 		p.Rules[pr].Start = entry
 	}
@@ -184,9 +188,14 @@ type compiler struct {
 	prog       *Prog
 	productive []bool
 	err        error
-	rule       int      // the rule being compiled, for errors
-	classInst  []uint32 // the byte instructions of the class being compiled, for classByte
-	seqs       map[[2]rune][][]byteRange
+	rule       int // the rule being compiled, for errors
+	// match is the rule's last instruction, and loop the jump its tail
+	// calls of itself compile to, once one has (-1 before): see
+	// tailLoop.
+	match     uint32
+	loop      int64
+	classInst []uint32 // the byte instructions of the class being compiled, for classByte
+	seqs      map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
 	// each reference (see inline); progRule is the program rule of each
 	// of the others.
@@ -636,12 +645,32 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		if c.inlined[i] {
 			return c.compileInlined(i, next)
 		}
+		if i == c.rule && next == c.match {
+			return c.tailLoop(), nil
+		}
 		return c.emit(Inst{Op: InstCall, Arg: c.progRule[i], Out: next}), nil
 	case OpToken:
 		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
 	return 0, c.nodeErrorf(c.rule, n, nil, "cannot compile %s node", n.Op)
+}
+
+// tailLoop returns the jump that a reference of the rule being
+// compiled to itself, as its last step, compiles to: back to the rule's
+// start, in the same rule instance, instead of a call of a new one (a
+// split whose two ways are the start, patched once the body is
+// compiled). The language is the same; the parser's state is not:
+// calling itself at the end, as the rules a DFA is written as do
+// (r1 ::= [a-z] r1 | "\""), a rule leaves a chain of callers one
+// character long each, which every completion walks back and which
+// makes the state after each character a new one, where a loop keeps
+// one rule instance and the same few items.
+func (c *compiler) tailLoop() uint32 {
+	if c.loop < 0 {
+		c.loop = int64(c.emit(Inst{Op: InstSplit}))
+	}
+	return uint32(c.loop)
 }
 
 // A bounded repetition of more than hoistCopies copies of a body of
