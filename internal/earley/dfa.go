@@ -1,6 +1,8 @@
 package earley
 
 import (
+	"slices"
+
 	"github.com/reins-go/reins/grammar"
 )
 
@@ -80,6 +82,85 @@ type LocalDFA struct {
 	absorbSeen  keySet
 	absorbWork  []absorbKey
 	absorbASCII [2]uint64
+	// absorbSucc caches, per state and UTF-8 position (key s<<3|seq),
+	// where the bytes Absorbs follows from there lead: the distinct
+	// next steps, packed as state<<3|seq, at absorbPool[off:off+n] for
+	// the value off<<32|n, or absorbRefuses when one of the bytes is
+	// refused or ends a rule that began before the walk. A walk that
+	// comes back to a state then costs its few successors, not a look
+	// at every byte class.
+	absorbSucc  map[uint64]uint64
+	absorbPool  []uint64
+	absorbEdges []seqEdge // scratch
+}
+
+// absorbRefuses marks a cached step of Absorbs that refuses.
+const absorbRefuses = ^uint64(0)
+
+// absorbSuccessors returns the distinct next steps of Absorbs from
+// state s at UTF-8 position seq, over the bytes absorbASCII and UTF-8
+// allow there, computing missing transitions; ok is false when one of
+// those bytes is refused, or completes a rule that began before the
+// walk.
+func (d *LocalDFA) absorbSuccessors(s int32, seq uint8) (succ []uint64, ok bool) {
+	key := uint64(uint32(s))<<3 | uint64(seq)
+	if v, hit := d.absorbSucc[key]; hit {
+		if v == absorbRefuses {
+			return nil, false
+		}
+		return d.absorbPool[v>>32:][:v&0xFFFFFFFF], true
+	}
+	if d.absorbSucc == nil {
+		d.absorbSucc = map[uint64]uint64{}
+	}
+	edges := d.absorbEdges[:0]
+	if seq == seqStart {
+		ascii := d.absorbASCII
+		for lo := 0; lo < 128; {
+			if ascii[lo/64]&(1<<(lo%64)) == 0 {
+				lo++
+				continue
+			}
+			hi := lo
+			for hi+1 < 128 && ascii[(hi+1)/64]&(1<<((hi+1)%64)) != 0 {
+				hi++
+			}
+			edges = append(edges, seqEdge{byte(lo), byte(hi), seqStart})
+			lo = hi + 1
+		}
+	}
+	edges = append(edges, seqEdges[seq]...)
+	d.absorbEdges = edges
+	off := len(d.absorbPool)
+	for _, e := range edges {
+		// Take the edge a byte class at a time: each class leads to
+		// one state, and a class that leads where the one before it
+		// does (the same entry) adds nothing.
+		prev := uint32(0)
+		for c := int(d.class[e.lo]); c <= int(d.class[e.hi]); c++ {
+			v := d.trans[int(s)*d.nclass+c]
+			if v == 0 {
+				d.step(s, max(d.first[c], e.lo))
+				v = d.trans[int(s)*d.nclass+c]
+			}
+			if v == prev {
+				continue
+			}
+			prev = v
+			next, taint := int32(v>>1)-2, v&1 != 0
+			if next < 0 || taint {
+				d.absorbPool = d.absorbPool[:off]
+				d.absorbSucc[key] = absorbRefuses
+				return nil, false
+			}
+			x := uint64(uint32(next))<<3 | uint64(e.next)
+			if !slices.Contains(d.absorbPool[off:], x) {
+				d.absorbPool = append(d.absorbPool, x)
+			}
+		}
+	}
+	d.absorbSucc[key] = uint64(off)<<32 | uint64(len(d.absorbPool)-off)
+	return d.absorbPool[off:], true
 }
 
 // NewLocalDFA returns an empty automaton for p. Its byte classes are
@@ -480,6 +561,8 @@ func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (boo
 		for i := range d.states {
 			d.states[i].absorbs = false
 		}
+		clear(d.absorbSucc)
+		d.absorbPool = d.absorbPool[:0]
 	}
 	if d.states[s].absorbs {
 		return true, 0 // also within any bound
@@ -489,73 +572,41 @@ func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (boo
 	work := append(d.absorbWork[:0], absorbKey{s, seqStart, 0})
 	seen.Add(work[0].key())
 	defer func() { d.absorbWork = work[:0] }()
-	var edges []seqEdge
 	for i := 0; i < len(work); i++ { // breadth first, so depths are shortest
 		k := work[i]
-		edges = edges[:0]
 		if k.seq == seqStart && maxChars >= 0 && int(k.chars) >= maxChars {
 			continue
 		}
-		if k.seq == seqStart {
-			for lo := 0; lo < 128; {
-				if ascii[lo/64]&(1<<(lo%64)) == 0 {
-					lo++
-					continue
-				}
-				hi := lo
-				for hi+1 < 128 && ascii[(hi+1)/64]&(1<<((hi+1)%64)) != 0 {
-					hi++
-				}
-				edges = append(edges, seqEdge{byte(lo), byte(hi), seqStart})
-				lo = hi + 1
+		succ, ok := d.absorbSuccessors(k.s, k.seq)
+		if !ok {
+			refused := int(k.chars) // the character this byte is part of, counted
+			if k.seq == seqStart {
+				refused++
 			}
+			return false, refused
 		}
-		edges = append(edges, seqEdges[k.seq]...)
-		row := int(k.s) * d.nclass
-		for _, e := range edges {
-			// Take the edge a byte class at a time: each class leads to
-			// one state, and a class that leads where the one before it
-			// does (the same entry) adds nothing.
-			prev := uint32(0)
-			for c := int(d.class[e.lo]); c <= int(d.class[e.hi]); c++ {
-				v := d.trans[row+c]
-				if v == 0 {
-					d.step(k.s, max(d.first[c], e.lo))
-					v = d.trans[row+c]
+		for _, x := range succ {
+			n, next := int32(x>>3), uint8(x&7)
+			nk := absorbKey{n, next, k.chars}
+			if k.seq == seqStart {
+				nk.chars++
+			}
+			if nk.seq == seqStart && d.states[n].absorbs {
+				continue // proven before: whatever follows is absorbed
+			}
+			sk := nk
+			if maxChars < 0 {
+				sk.chars = 0 // the state alone decides what follows
+			}
+			if !seen.Has(sk.key()) {
+				if seen.Len() >= absorbLimit {
+					return false, 0
 				}
-				if v == prev {
-					continue
+				if maxChars < 0 && nk.chars > absorbDepth {
+					return false, 0
 				}
-				prev = v
-				n, taint := int32(v>>1)-2, v&1 != 0
-				if n < 0 || taint {
-					refused := int(k.chars) // the character this byte is part of, counted
-					if k.seq == seqStart {
-						refused++
-					}
-					return false, refused
-				}
-				nk := absorbKey{n, e.next, k.chars}
-				if k.seq == seqStart {
-					nk.chars++
-				}
-				if nk.seq == seqStart && d.states[n].absorbs {
-					continue // proven before: whatever follows is absorbed
-				}
-				sk := nk
-				if maxChars < 0 {
-					sk.chars = 0 // the state alone decides what follows
-				}
-				if !seen.Has(sk.key()) {
-					if seen.Len() >= absorbLimit {
-						return false, 0
-					}
-					if maxChars < 0 && nk.chars > absorbDepth {
-						return false, 0
-					}
-					seen.Add(sk.key())
-					work = append(work, nk)
-				}
+				seen.Add(sk.key())
+				work = append(work, nk)
 			}
 		}
 	}
