@@ -50,6 +50,13 @@ type Automaton struct {
 	// (a state recurs at every character of a string, say), up to
 	// cdCacheMax tokens.
 	contexts earley.ContextTable
+	// canon maps each instruction to the one whose states' masks it
+	// shares: an instruction of a long bounded repetition's copy that
+	// allows more repetitions than the longest token has bytes counts as
+	// the copy's that allows just that many (see grammar.RepeatCopies), so
+	// that a long string's characters, say, share one state mask instead
+	// of computing one each. nil when the program has no such copies.
+	canon    []uint32
 	cdDone   map[uint32][]int32
 	cdTokens int
 }
@@ -98,7 +105,7 @@ func (e *stateMask) fill(mask []uint32) {
 // stateMask returns the cached masks of the matcher's current state,
 // computing them on first use.
 func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []uint32) {
-	sigBuf = p.Signature(sigBuf[:0])
+	sigBuf = p.Signature(sigBuf[:0], a.canon)
 	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sigBuf))), 4*len(sigBuf))
 	a.mu.RLock()
 	e := a.masks[key]
@@ -194,6 +201,36 @@ func (a *Automaton) walkContextDependent(cd *subtrees, p *earley.Parser, allow f
 	})
 }
 
+// canonRepeats returns the instruction map of Automaton.canon for a
+// vocabulary whose longest token has maxBytes bytes, or nil. From a copy
+// that allows at least maxBytes more repetitions, every token's text
+// parses alike whatever the copy: none can use more repetitions than it
+// has bytes, so no copy's bound is reached within a token.
+func canonRepeats(p *grammar.Prog, maxBytes int) []uint32 {
+	var canon []uint32
+	for _, r := range p.Repeats {
+		// Copy k allows r.First+k more; copies from c on are alike.
+		c := int64(maxBytes) - int64(r.First)
+		if c < 0 {
+			c = 0
+		}
+		if c+1 >= int64(r.Copies) {
+			continue
+		}
+		if canon == nil {
+			canon = make([]uint32, len(p.Inst))
+			for pc := range canon {
+				canon[pc] = uint32(pc)
+			}
+		}
+		base := r.Start + uint32(c)*r.Len
+		for pc := base + r.Len; pc < r.Start+r.Copies*r.Len; pc++ {
+			canon[pc] = base + (pc-base)%r.Len
+		}
+	}
+	return canon
+}
+
 // CachedStates returns how many parser states have cached masks.
 func (a *Automaton) CachedStates() int {
 	a.mu.RLock()
@@ -207,6 +244,7 @@ func (a *Automaton) CachedStates() int {
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog)}
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
+	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts
 	t.spellSingles(func(b byte) { a.singles[b>>6] |= 1 << (b & 63) })
 	for _, id := range v.EOG() {

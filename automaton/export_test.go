@@ -15,9 +15,10 @@ func (a *Automaton) Prog() *grammar.Prog { return a.prog }
 func (a *Automaton) Trie() *Trie         { return a.trie }
 
 // Plain makes the automaton walk every subtree itself, without the
-// memo, and context-dependent tokens with the parser alone: the
-// reference that tests compare the shortcuts' masks with.
-func (a *Automaton) Plain() { a.walk.memo, a.parserOnly = nil, true }
+// memo, context-dependent tokens with the parser alone, and each copy
+// of a long repetition as a state of its own: the reference that tests
+// compare the shortcuts' masks with.
+func (a *Automaton) Plain() { a.walk.memo, a.parserOnly, a.canon = nil, true, nil }
 
 // MemoEntries returns how many subtree walks the memo holds.
 func (a *Automaton) MemoEntries() int { return len(a.memo.m) }

@@ -3,6 +3,7 @@ package grammar
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -622,13 +623,21 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 			c.prog.Inst[loop].Out = body
 			at = loop
 		} else {
+			var starts []uint32 // where each copy begins, for recordRepeat
+			if n.Max-n.Min > minRepeat {
+				starts = make([]uint32, 0, n.Max-n.Min)
+			}
 			for range n.Max - n.Min {
+				if starts != nil {
+					starts = append(starts, uint32(len(c.prog.Inst)))
+				}
 				body, err := c.compile(sub, at)
 				if err != nil {
 					return 0, err
 				}
 				at = c.split(body, next)
 			}
+			c.recordRepeat(starts)
 		}
 		for range n.Min {
 			var err error
@@ -654,6 +663,70 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
 	return 0, c.nodeErrorf(c.rule, n, nil, "cannot compile %s node", n.Op)
+}
+
+// minRepeat is the fewest alike copies worth recording as RepeatCopies.
+const minRepeat = 32
+
+// recordRepeat records the copies of a bounded repetition's body that
+// compiled alike, from the second on (the first may have compiled code
+// the others share), as RepeatCopies; starts[i] is where copy i begins, and
+// copy i allows i more repetitions after its own. Copies that differ
+// (a body whose compiling depends on what was emitted before) are not
+// recorded.
+func (c *compiler) recordRepeat(starts []uint32) {
+	if len(starts) < minRepeat+1 || c.err != nil {
+		return
+	}
+	inst := c.prog.Inst
+	end := uint32(len(inst))
+	l := starts[2] - starts[1]
+	if l == 0 || starts[len(starts)-1]+l != end {
+		return
+	}
+	for k := 2; k < len(starts); k++ {
+		if starts[k]-starts[k-1] != l {
+			return
+		}
+	}
+	lo := starts[1]
+	// Every instruction of copy k is that of copy k-1 shifted by l: its
+	// jumps into the copies shifted too, its others the same.
+	for pc := lo + l; pc < end; pc++ {
+		a, b := inst[pc-l], inst[pc]
+		if a.Op != b.Op || a.Lo != b.Lo || a.Hi != b.Hi {
+			return
+		}
+		moved := func(x, y uint32) bool {
+			if x >= lo-l && x < end-l { // within the copies (or the first): shifted
+				return y == x+l
+			}
+			return x == y
+		}
+		if !moved(a.Out, b.Out) {
+			return
+		}
+		switch a.Op {
+		case InstSplit:
+			if !moved(a.Arg, b.Arg) {
+				return
+			}
+		case InstToken:
+			if !tokenSetsEqual(c.prog.TokenSets[a.Arg], c.prog.TokenSets[b.Arg]) {
+				return
+			}
+		default:
+			if a.Arg != b.Arg {
+				return
+			}
+		}
+	}
+	c.prog.Repeats = append(c.prog.Repeats, RepeatCopies{Start: lo, Len: l, Copies: uint32(len(starts) - 1), First: 1})
+}
+
+// tokenSetsEqual reports whether two token sets are written alike.
+func tokenSetsEqual(a, b TokenSet) bool {
+	return a.Negated == b.Negated && slices.Equal(a.Tokens, b.Tokens)
 }
 
 // tailLoop returns the jump that a reference of the rule being

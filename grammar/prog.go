@@ -45,6 +45,20 @@ type ProgRule struct {
 	Nullable bool   // matches the empty string
 }
 
+// RepeatCopies is a run of alike copies of a bounded repetition's body:
+// copy k is Inst[Start+k*Len : Start+(k+1)*Len], the same instructions
+// as copy 0 shifted by k*Len (jumps within the copies shifted too, the
+// others the same), and from anywhere in copy k at least First+k more
+// repetitions of the body may follow. Two parser states that differ
+// only in which copy they are in accept the same texts of up to n
+// bytes once both copies allow n more repetitions: a state's tokens can
+// be computed once for all the copies past that (see
+// automaton.Automaton).
+type RepeatCopies struct {
+	Start, Len, Copies uint32
+	First              uint32
+}
+
 // TokenSet is the set of tokens an InstToken matches.
 type TokenSet struct {
 	Tokens  []TokenRef
@@ -59,6 +73,9 @@ type Prog struct {
 	Rules     []ProgRule
 	Start     int // index of the start rule
 	TokenSets []TokenSet
+	// Repeats are the long bounded repetitions of the program, whose
+	// optional copies were compiled alike (see RepeatCopies).
+	Repeats []RepeatCopies
 	// Warnings are the grammar's non-fatal findings: its front end's
 	// (Grammar.Warnings), then the compiler's (rules that match no
 	// string, pruned), each "file:line:col: message".

@@ -544,12 +544,18 @@ func (ps *Parser) CopyFrom(other *Parser) {
 // Signature appends to buf a key of the current step's state as a local
 // parser sees it (see LocalDFA): its items' instructions, and for each
 // whether its rule began at this step or before. Two steps with the same
-// signature accept the same token strings locally.
-func (ps *Parser) Signature(buf []uint32) []uint32 {
+// signature accept the same token strings locally. With canon, an item's
+// instruction pc counts as canon[pc]: instructions a caller knows to be
+// alike for its purpose share a key (see grammar.RepeatCopies).
+func (ps *Parser) Signature(buf []uint32, canon []uint32) []uint32 {
 	cur := uint32(ps.top())
 	start := len(buf)
 	for _, it := range ps.set(int(cur)) {
-		k := it.pc << 1
+		pc := it.pc
+		if canon != nil {
+			pc = canon[pc]
+		}
+		k := pc << 1
 		if it.origin == cur {
 			k |= 1
 		}
