@@ -59,6 +59,8 @@ type Automaton struct {
 	canon    []uint32
 	cdDone   map[uint32][]int32
 	cdTokens int
+	// exact counts the state masks taken from Trie.upTo, for tests.
+	exact int
 }
 
 // cdCacheMax bounds how many token ids an Automaton keeps in its cache
@@ -138,6 +140,15 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 		if r > 0 {
 			refused = r
 		}
+	}
+	// Inside a string of at most n more characters, the plain-text
+	// tokens are known: those of at most n characters. Only the others
+	// are walked (the first slice's rest), where a bounded slice's rest
+	// holds every longer plain-text token too, and no slice all of them.
+	if n := refused - 1; n >= 1 && n <= maxExact && (walk == a.trie || e.base != nil && walk != a.trie.slices[0].rest) &&
+		a.dfa.ExactlyAbsorbs(s0, plainASCII, n) {
+		e.base, walk = a.trie.upTo[n], a.trie.slices[0].rest
+		a.exact++
 	}
 	w := &a.walk
 	w.t, w.acc, w.cd = walk, w.acc[:0], w.cd[:0]

@@ -22,3 +22,7 @@ func (a *Automaton) Plain() { a.walk.memo, a.parserOnly, a.canon = nil, true, ni
 
 // MemoEntries returns how many subtree walks the memo holds.
 func (a *Automaton) MemoEntries() int { return len(a.memo.m) }
+
+// ExactStates returns how many state masks took their plain-text
+// tokens from an exact bound (Trie.upTo).
+func (a *Automaton) ExactStates() int { return a.exact }

@@ -34,7 +34,18 @@ type Trie struct {
 	// that absorbs every such text of a slice's length (the inside of a
 	// JSON string, say) takes the slice whole and walks only the rest.
 	slices []textSlice
+	// upTo[n] is the set of plain-text tokens of at most n characters,
+	// for n up to maxExact: from a state that absorbs exactly n more
+	// characters of plain text (the inside of a string nearing its
+	// maxLength), those are the plain-text tokens allowed, and a walk
+	// looks only at the tokens that are not plain text (the rest of the
+	// first slice).
+	upTo [][]uint32
 }
+
+// maxExact is the longest exact bound of a state's plain text that a
+// Trie keeps the tokens of (see Trie.upTo).
+const maxExact = 64
 
 // textSlice is the plain-text tokens of at most maxChars characters
 // (maxChars < 0: any), as a bitset over the vocabulary, and the trie of
@@ -87,6 +98,22 @@ func NewTrie(v *vocab.Vocab) *Trie {
 		}
 		sl.rest = newTrie(v, rest)
 		t.slices = append(t.slices, sl)
+	}
+	t.upTo = make([][]uint32, maxExact+1)
+	for n := range t.upTo {
+		t.upTo[n] = make([]uint32, MaskWords(v.Len()))
+	}
+	for _, id := range ids {
+		if b := v.Bytes(id); isPlain(b) {
+			if n := utf8.RuneCount(b); n <= maxExact {
+				t.upTo[n][id/32] |= 1 << (id % 32)
+			}
+		}
+	}
+	for n := 1; n <= maxExact; n++ {
+		for i, w := range t.upTo[n-1] {
+			t.upTo[n][i] |= w
+		}
 	}
 	return t
 }

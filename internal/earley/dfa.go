@@ -620,6 +620,83 @@ func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (boo
 	return true, 0
 }
 
+// ExactlyAbsorbs reports whether state s absorbs every text Absorbs
+// considers of up to n characters (n ≥ 1), and refuses outright the
+// next character of every one of n: a text of the kind is accepted from
+// s, without reaching the end of a rule that began before the walk, if
+// and only if it has at most n characters. Inside a string of at most n
+// more characters, say, the plain-text tokens of at most n characters
+// are the ones allowed, and a trie walk needs to look only at the
+// others.
+func (d *LocalDFA) ExactlyAbsorbs(s int32, ascii [2]uint64, n int) bool {
+	if n < 1 {
+		return false
+	}
+	if ok, _ := d.AbsorbsOrRefuses(s, ascii, n); !ok {
+		return false
+	}
+	// Walk the same texts again, to the states after n characters,
+	// where every next character must be refused.
+	seen := &d.absorbSeen
+	seen.Reset()
+	work := append(d.absorbWork[:0], absorbKey{s, seqStart, 0})
+	seen.Add(work[0].key())
+	defer func() { d.absorbWork = work[:0] }()
+	for i := 0; i < len(work); i++ {
+		k := work[i]
+		if k.seq == seqStart && int(k.chars) == n {
+			if !d.refusesEveryChar(k.s) {
+				return false
+			}
+			continue
+		}
+		succ, ok := d.absorbSuccessors(k.s, k.seq)
+		if !ok {
+			return false
+		}
+		for _, x := range succ {
+			nk := absorbKey{int32(x >> 3), uint8(x & 7), k.chars}
+			if k.seq == seqStart {
+				nk.chars++
+			}
+			if !seen.Has(nk.key()) {
+				if seen.Len() >= absorbLimit {
+					return false
+				}
+				seen.Add(nk.key())
+				work = append(work, nk)
+			}
+		}
+	}
+	return true
+}
+
+// refusesEveryChar reports whether state s refuses every byte that can
+// begin a character Absorbs considers: the ASCII of absorbASCII, and
+// every UTF-8 lead byte.
+func (d *LocalDFA) refusesEveryChar(s int32) bool {
+	refused := func(lo, hi byte) bool {
+		for c := int(d.class[lo]); c <= int(d.class[hi]); c++ {
+			v := d.trans[int(s)*d.nclass+c]
+			if v == 0 {
+				d.step(s, max(d.first[c], lo))
+				v = d.trans[int(s)*d.nclass+c]
+			}
+			if v != dfaRefused {
+				return false
+			}
+		}
+		return true
+	}
+	ascii := d.absorbASCII
+	for b := 0; b < 128; b++ {
+		if ascii[b/64]&(1<<(b%64)) != 0 && !refused(byte(b), byte(b)) {
+			return false
+		}
+	}
+	return refused(0xC2, 0xF4)
+}
+
 // key packs a step of Absorbs into a keySet key.
 func (k absorbKey) key() uint64 {
 	return uint64(uint32(k.s))<<32 | uint64(k.seq)<<24 | uint64(uint32(k.chars)&0xFFFFFF)
