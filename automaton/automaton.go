@@ -145,8 +145,9 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	// tokens are known: those of at most n characters. Only the others
 	// are walked (the first slice's rest), where a bounded slice's rest
 	// holds every longer plain-text token too, and no slice all of them.
-	if n := refused - 1; n >= 1 && n <= maxExact && (walk == a.trie || e.base != nil && walk != a.trie.slices[0].rest) &&
-		a.dfa.ExactlyAbsorbs(s0, plainASCII, n) {
+	// (refused is known only when the first slice, of any length, did
+	// not absorb.)
+	if n := refused - 1; n >= 1 && n <= maxExact && a.dfa.ExactlyAbsorbs(s0, plainASCII, n) {
 		e.base, walk = a.trie.upTo[n], a.trie.slices[0].rest
 		a.exact++
 	}
@@ -220,11 +221,8 @@ func (a *Automaton) walkContextDependent(cd *subtrees, p *earley.Parser, allow f
 func canonRepeats(p *grammar.Prog, maxBytes int) []uint32 {
 	var canon []uint32
 	for _, r := range p.Repeats {
-		// Copy k allows r.First+k more; copies from c on are alike.
-		c := int64(maxBytes) - int64(r.First)
-		if c < 0 {
-			c = 0
-		}
+		// Copy k allows k+1 more; copies from c on are alike.
+		c := max(int64(maxBytes)-1, 0)
 		if c+1 >= int64(r.Copies) {
 			continue
 		}

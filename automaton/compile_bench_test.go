@@ -9,17 +9,13 @@ import (
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/gbnf"
 	"github.com/reins-go/reins/internal/shared"
-	"github.com/reins-go/reins/vocab"
 )
 
 // BenchmarkCompileSharedGrammars measures parse + compile + binding to
 // the Llama-3 vocabulary for each grammar of ../shared/gbnf, beyond the
 // per-vocabulary token trie (built once, outside the loop).
 func BenchmarkCompileSharedGrammars(b *testing.B) {
-	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := llama3Vocab(b)
 	trie := automaton.NewTrie(v)
 	files, _ := filepath.Glob(filepath.Join(shared.Path(b, "gbnf"), "*.gbnf"))
 	for _, f := range files {
@@ -48,10 +44,7 @@ func BenchmarkCompileSharedGrammars(b *testing.B) {
 // BenchmarkTokenTrieLlama3 is the per-vocabulary work: building the
 // token trie of the 128,256-token Llama-3 vocabulary.
 func BenchmarkTokenTrieLlama3(b *testing.B) {
-	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := llama3Vocab(b)
 	for b.Loop() {
 		automaton.NewTrie(v)
 	}

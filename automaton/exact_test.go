@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/automaton"
-	"github.com/reins-go/reins/internal/shared"
 	"github.com/reins-go/reins/vocab"
 )
 
@@ -16,8 +15,7 @@ import (
 // against the parser token by token: the plain-text tokens taken whole
 // from the bound's set, the rest walked.
 func TestExactBoundMasks(t *testing.T) {
-	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
-	require.NoError(t, err)
+	v := llama3Vocab(t)
 	for _, tc := range []struct {
 		name, src, text string
 		exact           bool // some state takes the exact bound's tokens

@@ -9,12 +9,20 @@ import (
 	"github.com/reins-go/reins/vocab"
 )
 
+// llama3Vocab loads Llama-3's vocabulary from ../shared (skipping,
+// loudly, where it is missing).
+func llama3Vocab(tb testing.TB) *vocab.Vocab {
+	tb.Helper()
+	v, err := vocab.Load(shared.Path(tb, "vocab/ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
 // jsonLlama3 returns json.gbnf bound to the Llama-3 vocabulary.
 func jsonLlama3(b *testing.B) (*vocab.Vocab, *automaton.Automaton) {
-	v, err := vocab.Load(shared.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	v := llama3Vocab(b)
 	src, err := os.ReadFile(shared.Path(b, "gbnf/json.gbnf"))
 	if err != nil {
 		b.Fatal(err)

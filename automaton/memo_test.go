@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/reins-go/reins/automaton"
-	"github.com/reins-go/reins/internal/shared"
-	"github.com/reins-go/reins/vocab"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,8 +25,7 @@ ws ::= [ \n]?`
 // random walks on the Llama-3 vocabulary, where subtrees are large
 // enough for the memo.
 func TestWalkMemoAgrees(t *testing.T) {
-	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
-	require.NoError(t, err)
+	v := llama3Vocab(t)
 	for _, src := range []string{objectGrammar, `root ::= "[" (s ("," s)*)? "]"
 s ::= "\"" [a-z ]{0,12} "\"" | [0-9]+`} {
 		withMemo := bindGBNF(t, v, src)

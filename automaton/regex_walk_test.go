@@ -30,8 +30,7 @@ func regexAutomaton(t testing.TB, v *vocab.Vocab, trie *automaton.Trie, re strin
 // vocabulary at random; every output that ends (end-of-generation
 // allowed and taken) must match the expression in Go's regexp.
 func TestRegexTokenWalksMatchGoRegexp(t *testing.T) {
-	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
-	require.NoError(t, err)
+	v := llama3Vocab(t)
 	trie := automaton.NewTrie(v)
 	patterns := []string{
 		`[a-z]+@[a-z]+\.(com|org)`,

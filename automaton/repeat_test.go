@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/automaton"
-	"github.com/reins-go/reins/internal/shared"
-	"github.com/reins-go/reins/vocab"
 )
 
 // TestRepeatCopiesShareMasks walks long texts through long bounded
@@ -18,8 +16,7 @@ import (
 // longest token has bytes share one cached state mask, and that every
 // mask equals the one computed for the position alone.
 func TestRepeatCopiesShareMasks(t *testing.T) {
-	v, err := vocab.Load(shared.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
-	require.NoError(t, err)
+	v := llama3Vocab(t)
 	words := strings.Repeat("the quick brown fox jumps over a lazy dog ", 12)
 	for _, tc := range []struct{ name, src, text string }{
 		{"class", `root ::= "\"" [a-z ]{0,600} "\""`, `"` + words + `"`},

@@ -691,17 +691,18 @@ func (c *compiler) recordRepeat(starts []uint32) {
 	}
 	lo := starts[1]
 	// Every instruction of copy k is that of copy k-1 shifted by l: its
-	// jumps into the copies shifted too, its others the same.
+	// jumps into the copies (or the first) shifted too, its others the
+	// same.
+	moved := func(x, y uint32) bool {
+		if x >= lo-l && x < end-l {
+			return y == x+l
+		}
+		return x == y
+	}
 	for pc := lo + l; pc < end; pc++ {
 		a, b := inst[pc-l], inst[pc]
 		if a.Op != b.Op || a.Lo != b.Lo || a.Hi != b.Hi {
 			return
-		}
-		moved := func(x, y uint32) bool {
-			if x >= lo-l && x < end-l { // within the copies (or the first): shifted
-				return y == x+l
-			}
-			return x == y
 		}
 		if !moved(a.Out, b.Out) {
 			return
@@ -721,7 +722,7 @@ func (c *compiler) recordRepeat(starts []uint32) {
 			}
 		}
 	}
-	c.prog.Repeats = append(c.prog.Repeats, RepeatCopies{Start: lo, Len: l, Copies: uint32(len(starts) - 1), First: 1})
+	c.prog.Repeats = append(c.prog.Repeats, RepeatCopies{Start: lo, Len: l, Copies: uint32(len(starts) - 1)})
 }
 
 // tokenSetsEqual reports whether two token sets are written alike.

@@ -48,7 +48,7 @@ type ProgRule struct {
 // RepeatCopies is a run of alike copies of a bounded repetition's body:
 // copy k is Inst[Start+k*Len : Start+(k+1)*Len], the same instructions
 // as copy 0 shifted by k*Len (jumps within the copies shifted too, the
-// others the same), and from anywhere in copy k at least First+k more
+// others the same), and from anywhere in copy k at least k+1 more
 // repetitions of the body may follow. Two parser states that differ
 // only in which copy they are in accept the same texts of up to n
 // bytes once both copies allow n more repetitions: a state's tokens can
@@ -56,7 +56,6 @@ type ProgRule struct {
 // automaton.Automaton).
 type RepeatCopies struct {
 	Start, Len, Copies uint32
-	First              uint32
 }
 
 // TokenSet is the set of tokens an InstToken matches.

@@ -82,6 +82,7 @@ type LocalDFA struct {
 	absorbSeen  keySet
 	absorbWork  []absorbKey
 	absorbASCII [2]uint64
+	absorbRuns  []seqEdge // absorbASCII as runs of bytes, each going on at seqStart
 	// absorbSucc caches, per state and UTF-8 position (key s<<3|seq),
 	// where the bytes Absorbs follows from there lead: the distinct
 	// next steps, packed as state<<3|seq, at absorbPool[off:off+n] for
@@ -92,6 +93,36 @@ type LocalDFA struct {
 	absorbSucc  map[uint64]uint64
 	absorbPool  []uint64
 	absorbEdges []seqEdge // scratch
+}
+
+// useASCII makes ascii the set Absorbs' results and caches hold for,
+// dropping them when it changes.
+func (d *LocalDFA) useASCII(ascii [2]uint64) {
+	if ascii == d.absorbASCII && d.absorbRuns != nil {
+		return
+	}
+	d.absorbASCII = ascii
+	for i := range d.states {
+		d.states[i].absorbs = false
+	}
+	clear(d.absorbSucc)
+	d.absorbPool = d.absorbPool[:0]
+	d.absorbRuns = d.absorbRuns[:0]
+	for lo := 0; lo < 128; {
+		if ascii[lo/64]&(1<<(lo%64)) == 0 {
+			lo++
+			continue
+		}
+		hi := lo
+		for hi+1 < 128 && ascii[(hi+1)/64]&(1<<((hi+1)%64)) != 0 {
+			hi++
+		}
+		d.absorbRuns = append(d.absorbRuns, seqEdge{byte(lo), byte(hi), seqStart})
+		lo = hi + 1
+	}
+	if d.absorbRuns == nil {
+		d.absorbRuns = []seqEdge{} // known, and empty
+	}
 }
 
 // absorbRefuses marks a cached step of Absorbs that refuses.
@@ -115,19 +146,7 @@ func (d *LocalDFA) absorbSuccessors(s int32, seq uint8) (succ []uint64, ok bool)
 	}
 	edges := d.absorbEdges[:0]
 	if seq == seqStart {
-		ascii := d.absorbASCII
-		for lo := 0; lo < 128; {
-			if ascii[lo/64]&(1<<(lo%64)) == 0 {
-				lo++
-				continue
-			}
-			hi := lo
-			for hi+1 < 128 && ascii[(hi+1)/64]&(1<<((hi+1)%64)) != 0 {
-				hi++
-			}
-			edges = append(edges, seqEdge{byte(lo), byte(hi), seqStart})
-			lo = hi + 1
-		}
+		edges = append(edges, d.absorbRuns...)
 	}
 	edges = append(edges, seqEdges[seq]...)
 	d.absorbEdges = edges
@@ -556,14 +575,7 @@ func (d *LocalDFA) Absorbs(s int32, ascii [2]uint64, maxChars int) bool {
 // caller trying several bounds can skip those. n is 0 when the walk gave
 // up at a limit instead.
 func (d *LocalDFA) AbsorbsOrRefuses(s int32, ascii [2]uint64, maxChars int) (bool, int) {
-	if ascii != d.absorbASCII {
-		d.absorbASCII = ascii
-		for i := range d.states {
-			d.states[i].absorbs = false
-		}
-		clear(d.absorbSucc)
-		d.absorbPool = d.absorbPool[:0]
-	}
+	d.useASCII(ascii)
 	if d.states[s].absorbs {
 		return true, 0 // also within any bound
 	}
@@ -632,17 +644,13 @@ func (d *LocalDFA) ExactlyAbsorbs(s int32, ascii [2]uint64, n int) bool {
 	if n < 1 {
 		return false
 	}
-	if ok, _ := d.AbsorbsOrRefuses(s, ascii, n); !ok {
-		return false
-	}
-	// Walk the same texts again, to the states after n characters,
-	// where every next character must be refused.
+	d.useASCII(ascii)
 	seen := &d.absorbSeen
 	seen.Reset()
 	work := append(d.absorbWork[:0], absorbKey{s, seqStart, 0})
 	seen.Add(work[0].key())
 	defer func() { d.absorbWork = work[:0] }()
-	for i := 0; i < len(work); i++ {
+	for i := 0; i < len(work); i++ { // every text of up to n characters
 		k := work[i]
 		if k.seq == seqStart && int(k.chars) == n {
 			if !d.refusesEveryChar(k.s) {
@@ -675,26 +683,27 @@ func (d *LocalDFA) ExactlyAbsorbs(s int32, ascii [2]uint64, n int) bool {
 // begin a character Absorbs considers: the ASCII of absorbASCII, and
 // every UTF-8 lead byte.
 func (d *LocalDFA) refusesEveryChar(s int32) bool {
-	refused := func(lo, hi byte) bool {
-		for c := int(d.class[lo]); c <= int(d.class[hi]); c++ {
-			v := d.trans[int(s)*d.nclass+c]
-			if v == 0 {
-				d.step(s, max(d.first[c], lo))
-				v = d.trans[int(s)*d.nclass+c]
-			}
-			if v != dfaRefused {
-				return false
-			}
-		}
-		return true
-	}
-	ascii := d.absorbASCII
-	for b := 0; b < 128; b++ {
-		if ascii[b/64]&(1<<(b%64)) != 0 && !refused(byte(b), byte(b)) {
+	for _, e := range d.absorbRuns {
+		if !d.refusesRange(s, e.lo, e.hi) {
 			return false
 		}
 	}
-	return refused(0xC2, 0xF4)
+	return d.refusesRange(s, 0xC2, 0xF4)
+}
+
+// refusesRange reports whether state s refuses every byte in [lo, hi].
+func (d *LocalDFA) refusesRange(s int32, lo, hi byte) bool {
+	for c := int(d.class[lo]); c <= int(d.class[hi]); c++ {
+		v := d.trans[int(s)*d.nclass+c]
+		if v == 0 {
+			d.step(s, max(d.first[c], lo))
+			v = d.trans[int(s)*d.nclass+c]
+		}
+		if v != dfaRefused {
+			return false
+		}
+	}
+	return true
 }
 
 // key packs a step of Absorbs into a keySet key.
