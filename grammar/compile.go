@@ -594,8 +594,16 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		return at, nil
 	case OpAlt:
 		var alts []uint32
+		trie := sharePrefixes(n.Subs)
+		if trie {
+			e, err := c.literals(n.Subs, next)
+			if err != nil {
+				return 0, err
+			}
+			alts = append(alts, e)
+		}
 		for _, s := range n.Subs {
-			if !c.nodeProductive(s) {
+			if !c.nodeProductive(s) || (trie && isLiteral(s)) {
 				continue
 			}
 			e, err := c.compile(s, next)
