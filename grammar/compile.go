@@ -137,6 +137,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	for _, s := range sizes {
 		total += s
 	}
+	c.jump = c.jumpRules(start)
 	// Sharing inlined bodies keeps most programs below the grammar's
 	// unrolled size; the rest grow by append.
 	p.Inst = make([]Inst, 0, min(total+len(p.Rules), MaxInst))
@@ -147,12 +148,16 @@ func Compile(g *Grammar) (p *Prog, err error) {
 		c.rule = i
 		pr := c.progRule[i]
 		match := c.emit(Inst{Op: InstMatch, Arg: pr})
-		if !c.productive[i] {
+		if !c.productive[i] || c.jump[i] { // a jump rule's code is in its caller's
 			p.Rules[pr].Start = c.emit(Inst{Op: InstFail})
 			continue
 		}
 		c.match, c.loop = match, -1
+		clear(c.jumpEntry)
 		entry, err := c.compile(r.Body, match)
+		if err == nil {
+			err = c.compileJumps()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -193,8 +198,14 @@ type compiler struct {
 	// match is the rule's last instruction, and loop the jump its tail
 	// calls of itself compile to, once one has (-1 before): see
 	// tailLoop.
-	match     uint32
-	loop      int64
+	match uint32
+	loop  int64
+	// jump marks the rules compiled as jumps (see jumpRules); jumpEntry
+	// holds the entries of their copies in the rule being compiled, and
+	// pending those still to compile.
+	jump      []bool
+	jumpEntry map[int]uint32
+	pending   []int
 	classInst []uint32 // the byte instructions of the class being compiled, for classByte
 	seqs      map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
@@ -661,6 +672,12 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		i := c.index[n.Name]
 		if c.inlined[i] {
 			return c.compileInlined(i, next)
+		}
+		if c.jump[i] {
+			if next != c.match {
+				return 0, c.nodeErrorf(c.rule, n, nil, "internal error: rule %s, compiled as a jump, referred to where something follows (a bug in reins)", n.Name)
+			}
+			return c.jumpTo(i), nil
 		}
 		if i == c.rule && next == c.match {
 			return c.tailLoop(), nil

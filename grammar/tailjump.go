@@ -1,0 +1,203 @@
+package grammar
+
+// Rules that are only ever the last step of other rules compile as
+// jumps: a rule written as an automaton's states (r1 ::= [a-z] r2 | "\"",
+// r2 ::= [0-9] r1 | ...), as JSON Schema's patterns and key sets are,
+// calls the next state at each character, and leaves a chain of callers
+// one character long each, which every completion walks back and which
+// makes each step a parser state of its own. Compiled as jumps inside
+// the one rule that calls the first state, the automaton runs as a loop
+// in one rule instance: the same few items at every step. The language
+// is the same (a call as the last step is a jump: nothing follows it in
+// the caller).
+//
+// Which rules: a rule that is not the start rule, all of whose
+// references are tail references (the last step of a rule's body, as
+// compile sees it: through sequences' last items, alternations and
+// inlined rules, never repetitions), and that one called rule reaches
+// through such references; that rule holds the only copy. Any other rule
+// is called, as before.
+
+// ruleRefs are the references of every rule's body, rule by rule: rule
+// i's are to[at[i]:at[i+1]], tail[k] telling whether reference k is its
+// body's last step.
+type ruleRefs struct {
+	at   []int
+	to   []int
+	tail []bool
+}
+
+// refsOf adds the references node n makes to r, n being a last step
+// when tail is set.
+func (c *compiler) refsOf(n *Node, tail bool, r *ruleRefs) {
+	switch n.Op {
+	case OpRef:
+		r.to = append(r.to, c.index[n.Name])
+		r.tail = append(r.tail, tail)
+	case OpSeq:
+		for k, s := range n.Subs {
+			c.refsOf(s, tail && k == len(n.Subs)-1, r)
+		}
+	case OpAlt:
+		for _, s := range n.Subs {
+			c.refsOf(s, tail, r)
+		}
+	default:
+		for _, s := range n.Subs {
+			c.refsOf(s, false, r)
+		}
+	}
+}
+
+// jumpRules returns, for each rule, whether compile should make it a
+// jump (see above).
+func (c *compiler) jumpRules(start int) []bool {
+	n := len(c.g.Rules)
+	refs := ruleRefs{at: make([]int, n+1)}
+	for i, r := range c.g.Rules {
+		refs.at[i] = len(refs.to)
+		c.refsOf(r.Body, true, &refs)
+	}
+	refs.at[n] = len(refs.to)
+	// An inlined rule's tail references are tail references of where it
+	// is inlined, which may not be a last step: nonTail marks the
+	// inlined rules placed, somewhere, where something follows.
+	nonTail := make([]bool, n)
+	var stack []int
+	mark := func(i int) {
+		if !nonTail[i] {
+			nonTail[i] = true
+			if c.inlined[i] {
+				stack = append(stack, i)
+			}
+		}
+	}
+	mark(start)
+	for k, t := range refs.to {
+		if !refs.tail[k] {
+			mark(t)
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for k := refs.at[i]; k < refs.at[i+1]; k++ {
+			if refs.tail[k] {
+				mark(refs.to[k])
+			}
+		}
+	}
+	jump := make([]bool, n)
+	some := false
+	for i := range n {
+		jump[i] = !nonTail[i] && !c.inlined[i] && c.productive[i]
+		some = some || jump[i]
+	}
+	if !some {
+		return jump
+	}
+	// targets calls fn for the tail references of rule i that are not
+	// inlined, looking through those that are.
+	stamp := make([]int, n) // the call of targets that saw each rule last
+	call := 0
+	targets := func(i int, fn func(t int)) {
+		call++
+		stamp[i] = call
+		stack := append(stack[:0], i)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for k := refs.at[x]; k < refs.at[x+1]; k++ {
+				t := refs.to[k]
+				if !refs.tail[k] || stamp[t] == call {
+					continue
+				}
+				stamp[t] = call
+				if c.inlined[t] {
+					stack = append(stack, t)
+				} else {
+					fn(t)
+				}
+			}
+		}
+	}
+	// Each jump rule needs one owner: the called rule whose code holds
+	// it. One that two called rules reach is called instead, which makes
+	// it an owner in turn; this settles in a few rounds (after
+	// maxJumpRounds, every rule is called, as without jumps).
+	owner := make([]int, n)
+	var work []int
+	for round, changed := 0, true; changed; round++ {
+		if round == maxJumpRounds {
+			clear(jump)
+			break
+		}
+		changed = false
+		for i := range owner {
+			owner[i] = -1
+		}
+		for i := range n {
+			if c.inlined[i] || jump[i] {
+				continue
+			}
+			// Rules reached from i through jump rules.
+			work = append(work[:0], i)
+			for len(work) > 0 {
+				x := work[len(work)-1]
+				work = work[:len(work)-1]
+				targets(x, func(t int) {
+					if !jump[t] {
+						return
+					}
+					switch owner[t] {
+					case -1:
+						owner[t] = i
+						work = append(work, t)
+					case i:
+					default:
+						jump[t], changed = false, true
+					}
+				})
+			}
+		}
+	}
+	return jump
+}
+
+// maxJumpRounds bounds the rounds jumpRules takes to settle owners.
+const maxJumpRounds = 16
+
+// jumpTo returns the entry of rule j's copy in the rule being compiled,
+// for a tail reference to j: a split whose two ways are the entry,
+// patched once compileJumps has compiled the copy.
+func (c *compiler) jumpTo(j int) uint32 {
+	if at, ok := c.jumpEntry[j]; ok {
+		return at
+	}
+	at := c.emit(Inst{Op: InstSplit})
+	if c.jumpEntry == nil {
+		c.jumpEntry = map[int]uint32{}
+	}
+	c.jumpEntry[j] = at
+	c.pending = append(c.pending, j)
+	return at
+}
+
+// compileJumps compiles the copies jumpTo asked for, each continuing at
+// the rule's end, and the copies those ask for in turn: a list, not
+// recursion, however long a chain of states.
+func (c *compiler) compileJumps() error {
+	for len(c.pending) > 0 {
+		j := c.pending[len(c.pending)-1]
+		c.pending = c.pending[:len(c.pending)-1]
+		entry, err := c.compile(c.g.Rules[j].Body, c.match)
+		if err != nil {
+			return err
+		}
+		if c.err == nil {
+			at := c.jumpEntry[j]
+			c.prog.Inst[at].Out, c.prog.Inst[at].Arg = entry, entry
+		}
+	}
+	return nil
+}
