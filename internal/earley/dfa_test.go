@@ -1,11 +1,14 @@
 package earley
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/gbnf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -167,6 +170,44 @@ func TestAbsorbs(t *testing.T) {
 			ps.Pop(pushed)
 			require.Equal(t, len(b), pushed, "%q then %q: absorbed, yet the parser refuses", tt.prefix, string(text))
 		}
+	}
+}
+
+// TestAbsorbsManyNames checks absorption at the start of a key that is
+// one of 500 names or any other (a JSON object with many properties and
+// additionalProperties): every plain text is a name's prefix or another
+// key, so it is absorbed, which the proof finds after a step per prefix
+// of the names, more than a thousand.
+func TestAbsorbsManyNames(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`root ::= "\"" (`)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		name := make([]byte, 6)
+		for i := range name {
+			name[i] = byte('a' + rng.IntN(26))
+		}
+		fmt.Fprintf(&src, `"%s" | `, name)
+	}
+	src.WriteString(`[^"\\]*) "\""`)
+	g, err := gbnf.Parse("t.gbnf", src.String())
+	require.NoError(t, err)
+	prog, err := grammar.Compile(g)
+	require.NoError(t, err)
+	ps := NewParser(prog)
+	require.True(t, ps.Push('"'))
+	d := NewLocalDFA(prog)
+	assert.True(t, d.Absorbs(d.Start(ps), plainASCII(), -1))
+	assert.Greater(t, d.States(), 1024, "states the proof took: one per prefix of the names")
+	for range 100 { // and the parser does accept such text
+		text := make([]byte, 1+rng.IntN(10))
+		for i := range text {
+			text[i] = byte('a' + rng.IntN(26))
+		}
+		for i, c := range text {
+			require.True(t, ps.Push(c), "%q refused at %d", text, i)
+		}
+		ps.Pop(len(text))
 	}
 }
 
