@@ -58,8 +58,11 @@ type LocalDFA struct {
 	states []dfaState
 	items  []dfaItem // the states' items, state after state
 	index  []int32   // open addressing by hash: state id+1, 0 empty
-	// trans[s*nclass+class[b]] is state s's transition on byte b.
-	trans  []uint32
+	// trans holds the states' transitions, transChunk states to a
+	// chunk: state s's on byte b is trans[s/transChunk][(s%transChunk)*
+	// nclass+class[b]] (see row). Chunks, not one table, so that a
+	// growing automaton never copies its table.
+	trans  [][]uint32
 	class  [256]uint8
 	first  []byte // the first byte of each class
 	nclass int
@@ -156,11 +159,12 @@ func (d *LocalDFA) absorbSuccessors(s int32, seq uint8) (succ []uint64, ok bool)
 		// one state, and a class that leads where the one before it
 		// does (the same entry) adds nothing.
 		prev := uint32(0)
+		row := d.row(s) // a chunk stays where it is as states are added
 		for c := int(d.class[e.lo]); c <= int(d.class[e.hi]); c++ {
-			v := d.trans[int(s)*d.nclass+c]
+			v := row[c]
 			if v == 0 {
 				d.step(s, max(d.first[c], e.lo))
-				v = d.trans[int(s)*d.nclass+c]
+				v = row[c]
 			}
 			if v == prev {
 				continue
@@ -239,7 +243,7 @@ func (d *LocalDFA) Start(ps *Parser) int32 {
 // depends on context from there on). A negative state means b is
 // refused.
 func (d *LocalDFA) Step(s int32, b byte) (int32, bool) {
-	if v := d.trans[int(s)*d.nclass+int(d.class[b])]; v != 0 {
+	if v := d.trans[uint32(s)/transChunk][int(uint32(s)%transChunk)*d.nclass+int(d.class[b])]; v != 0 {
 		return int32(v>>1) - 2, v&1 != 0
 	}
 	return d.step(s, b)
@@ -249,7 +253,7 @@ func (d *LocalDFA) Step(s int32, b byte) (int32, bool) {
 // otherwise: cheap enough to inline into a walk's inner loop, which
 // calls Step only when ok is false.
 func (d *LocalDFA) Peek(s int32, b byte) (next int32, taint, ok bool) {
-	v := d.trans[int(s)*d.nclass+int(d.class[b])]
+	v := d.trans[uint32(s)/transChunk][int(uint32(s)%transChunk)*d.nclass+int(d.class[b])]
 	return int32(v>>1) - 2, v&1 != 0, v != 0
 }
 
@@ -319,7 +323,7 @@ func (d *LocalDFA) step(s int32, b byte) (int32, bool) {
 			v |= 1
 		}
 	}
-	row := d.trans[int(s)*d.nclass:][:d.nclass]
+	row := d.row(s)
 	for c := d.class[lo]; ; c++ {
 		row[c] = v
 		if c == d.class[hi] {
@@ -454,15 +458,18 @@ func (d *LocalDFA) intern() int32 {
 	lo := uint32(len(d.items))
 	d.items = append(d.items, d.kept...)
 	d.states = append(d.states, dfaState{lo: lo, hi: uint32(len(d.items)), hash: h})
-	if n := len(d.trans) + d.nclass; n > cap(d.trans) {
-		// Double: append's growth of a large slice is a quarter, and
-		// rows are added one at a time.
-		t := make([]uint32, len(d.trans), max(2*cap(d.trans), 64*d.nclass))
-		copy(t, d.trans)
-		d.trans = t
+	if id%transChunk == 0 {
+		d.trans = append(d.trans, make([]uint32, transChunk*d.nclass))
 	}
-	d.trans = d.trans[:len(d.trans)+d.nclass] // zero: the table never shrinks
 	return id
+}
+
+// transChunk is how many states' transitions a chunk of trans holds.
+const transChunk = 256
+
+// row returns state s's transitions, by byte class.
+func (d *LocalDFA) row(s int32) []uint32 {
+	return d.trans[uint32(s)/transChunk][int(uint32(s)%transChunk)*d.nclass:][:d.nclass]
 }
 
 // growIndex doubles the index of states by hash.
@@ -698,11 +705,12 @@ func (d *LocalDFA) refusesEveryChar(s int32) bool {
 
 // refusesRange reports whether state s refuses every byte in [lo, hi].
 func (d *LocalDFA) refusesRange(s int32, lo, hi byte) bool {
+	row := d.row(s)
 	for c := int(d.class[lo]); c <= int(d.class[hi]); c++ {
-		v := d.trans[int(s)*d.nclass+c]
+		v := row[c]
 		if v == 0 {
 			d.step(s, max(d.first[c], lo))
-			v = d.trans[int(s)*d.nclass+c]
+			v = row[c]
 		}
 		if v != dfaRefused {
 			return false
