@@ -371,6 +371,8 @@ type compiler struct {
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.
 	canonicalChars map[string]*grammar.Node
+	// encodedClasses caches encodedClass by the class's ranges.
+	encodedClasses map[string]*grammar.Node
 }
 
 func newCompiler(opts Options, r *refs, d draft) *compiler {
@@ -528,7 +530,8 @@ func escapeRune(r rune) string {
 		return `\f`
 	}
 	if r < 0x20 {
-		return fmt.Sprintf(`\u%04x`, r)
+		const hex = "0123456789abcdef"
+		return `\u00` + hex[r>>4:][:1] + hex[r&15:][:1]
 	}
 	return string(r)
 }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -376,4 +377,23 @@ func TestEnumFilteredByType(t *testing.T) {
 			invalid: []string{`2.5`},
 		},
 	})
+}
+
+// TestEscapeRune checks the canonical escapes of a string's characters:
+// Python's json.dumps, which MaskBench's instances are written with, and
+// RFC 8259's short forms where there are ones.
+func TestEscapeRune(t *testing.T) {
+	short := map[rune]string{'"': `\"`, '\\': `\\`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
+	for r := rune(0); r < 0x80; r++ {
+		want, ok := short[r]
+		switch {
+		case ok:
+		case r < 0x20:
+			want = fmt.Sprintf(`\u%04x`, r)
+		default:
+			want = string(r)
+		}
+		assert.Equal(t, want, escapeRune(r), "U+%04X", r)
+	}
+	assert.Equal(t, "é", escapeRune('é'))
 }

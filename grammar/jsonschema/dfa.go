@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp/syntax"
 	"slices"
@@ -755,7 +756,7 @@ func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *gramm
 			byTarget[e.to] = append(byTarget[e.to], e.lo, e.hi)
 		}
 		for _, to := range targets {
-			enc, err := jsonEncode(grammar.Class(byTarget[to]...))
+			enc, err := c.encodedClass(byTarget[to])
 			if err != nil {
 				return nil, err
 			}
@@ -764,4 +765,26 @@ func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *gramm
 		c.g.Rules[base+q].Body = grammar.Alt(alts...)
 	}
 	return ref(0), nil
+}
+
+// encodedClass is jsonEncode of the class of ranges (rune pairs), made
+// once per compile: an automaton's states share few classes, and a class
+// with the control characters encodes to 35 nodes.
+func (c *compiler) encodedClass(ranges []rune) (*grammar.Node, error) {
+	key := make([]byte, 0, 8*len(ranges))
+	for _, r := range ranges {
+		key = binary.LittleEndian.AppendUint32(key, uint32(r))
+	}
+	if n, ok := c.encodedClasses[string(key)]; ok {
+		return n, nil
+	}
+	n, err := jsonEncode(grammar.Class(ranges...))
+	if err != nil {
+		return nil, err
+	}
+	if c.encodedClasses == nil {
+		c.encodedClasses = map[string]*grammar.Node{}
+	}
+	c.encodedClasses[string(key)] = n
+	return n, nil
 }
