@@ -377,24 +377,23 @@ func product(ds []*dfa, label func(tuple []int32) int32) (*dfa, error) {
 	out := &dfa{}
 	ids := map[string]int32{}
 	var tuples [][]int32
-	key := func(t []int32) string {
-		var b strings.Builder
-		for _, x := range t {
-			b.WriteString(strconv.Itoa(int(x)))
-			b.WriteByte(',')
-		}
-		return b.String()
-	}
+	var key []byte
+	// add returns the state of tuple t, which it may keep only when t is
+	// new: the caller's scratch is cloned then.
 	add := func(t []int32) (int32, error) {
-		k := key(t)
-		if id, ok := ids[k]; ok {
+		key = key[:0]
+		for _, x := range t {
+			key = binary.AppendUvarint(key, uint64(x))
+		}
+		if id, ok := ids[string(key)]; ok {
 			return id, nil
 		}
 		if len(out.label) >= maxDFAStates {
 			return 0, errDFATooLarge
 		}
 		id := int32(len(out.label))
-		ids[k] = id
+		ids[string(key)] = id
+		t = slices.Clone(t)
 		out.label = append(out.label, label(t))
 		out.edges = append(out.edges, nil)
 		tuples = append(tuples, t)
@@ -403,9 +402,12 @@ func product(ds []*dfa, label func(tuple []int32) int32) (*dfa, error) {
 	if _, err := add(make([]int32, len(ds))); err != nil {
 		return nil, err
 	}
+	var bounds []rune
+	idx := make([]int, len(ds))    // each component's next edge
+	next := make([]int32, len(ds)) // scratch: add clones what it keeps
 	for q := 0; q < len(tuples); q++ {
 		t := tuples[q]
-		var bounds []rune
+		bounds = bounds[:0]
 		for i, d := range ds {
 			for _, e := range d.edges[t[i]] {
 				bounds = append(bounds, e.lo, e.hi+1)
@@ -413,10 +415,9 @@ func product(ds []*dfa, label func(tuple []int32) int32) (*dfa, error) {
 		}
 		slices.Sort(bounds)
 		bounds = slices.Compact(bounds)
-		idx := make([]int, len(ds)) // each component's next edge
+		clear(idx)
 		for b := 0; b+1 < len(bounds); b++ {
 			lo, hi := bounds[b], bounds[b+1]-1
-			next := make([]int32, len(ds))
 			ok := true
 			for i, d := range ds {
 				es := d.edges[t[i]]
