@@ -206,6 +206,11 @@ type compiler struct {
 	jump      []bool
 	jumpEntry map[int]uint32
 	pending   []int
+	// litPlans are the literal tries of alternations (see literalPlan),
+	// and litEntry and litDone literals' scratch.
+	litPlans  map[*Node]*litPlan
+	litEntry  []uint32
+	litDone   []bool
 	classInst []uint32 // the byte instructions of the class being compiled, for classByte
 	seqs      map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
@@ -605,16 +610,15 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		return at, nil
 	case OpAlt:
 		var alts []uint32
-		trie := sharePrefixes(n.Subs)
-		if trie {
-			e, err := c.literals(n.Subs, next)
-			if err != nil {
-				return 0, err
-			}
-			alts = append(alts, e)
+		plan, err := c.literalPlan(n)
+		if err != nil {
+			return 0, err
+		}
+		if plan != nil {
+			alts = append(alts, c.literals(plan, next))
 		}
 		for _, s := range n.Subs {
-			if !c.nodeProductive(s) || (trie && isLiteral(s)) {
+			if !c.nodeProductive(s) || (plan != nil && isLiteral(s)) {
 				continue
 			}
 			e, err := c.compile(s, next)

@@ -153,29 +153,56 @@ func sharePrefixes(subs []*Node) bool {
 	return false
 }
 
-// literals emits the literal branches of alternation subs (the others
-// are left to the caller) as one trie continuing at next, and returns
-// its entry.
-func (c *compiler) literals(subs []*Node, next uint32) (uint32, error) {
+// litPlan is the trie of an alternation's literal branches and its
+// classes, built once however many times the alternation is compiled
+// (a node shared by many parents, an automaton's edge class, say, is
+// compiled at each of their continuations).
+type litPlan struct {
+	t      litTrie
+	class  []int32
+	nclass int
+}
+
+// literalPlan returns the plan of alternation alt's literal branches,
+// or nil where no two of them begin alike (see sharePrefixes).
+func (c *compiler) literalPlan(alt *Node) (*litPlan, error) {
+	if p, ok := c.litPlans[alt]; ok {
+		return p, nil
+	}
+	if !sharePrefixes(alt.Subs) {
+		return nil, nil
+	}
 	var words [][]byte
-	for _, n := range subs {
+	for _, n := range alt.Subs {
 		if !isLiteral(n) {
 			continue
 		}
 		b, err := c.literalBytes(n)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		words = append(words, b)
 	}
 	slices.SortFunc(words, bytes.Compare)
-	var t litTrie
+	p := &litPlan{}
 	for _, w := range words {
-		t.add(w)
+		p.t.add(w)
 	}
-	class, n := t.classes()
-	entry := make([]uint32, n)
-	done := make([]bool, n)
+	p.class, p.nclass = p.t.classes()
+	if c.litPlans == nil {
+		c.litPlans = map[*Node]*litPlan{}
+	}
+	c.litPlans[alt] = p
+	return p, nil
+}
+
+// literals emits plan's trie continuing at next, and returns its entry.
+func (c *compiler) literals(p *litPlan, next uint32) uint32 {
+	t, class := &p.t, p.class
+	entry := slices.Grow(c.litEntry[:0], p.nclass)[:p.nclass]
+	done := slices.Grow(c.litDone[:0], p.nclass)[:p.nclass]
+	clear(done)
+	c.litEntry, c.litDone = entry, done
 	var alts []uint32
 	for i := len(t.nodes) - 1; i >= 0; i-- {
 		if done[class[i]] {
@@ -197,5 +224,5 @@ func (c *compiler) literals(subs []*Node, next uint32) (uint32, error) {
 		}
 		entry[class[i]], done[class[i]] = c.alts(alts), true
 	}
-	return entry[class[0]], nil
+	return entry[class[0]]
 }
