@@ -465,7 +465,7 @@ func (d *LocalDFA) intern() int32 {
 }
 
 // transChunk is how many states' transitions a chunk of trans holds.
-const transChunk = 256
+const transChunk = 64
 
 // row returns state s's transitions, by byte class.
 func (d *LocalDFA) row(s int32) []uint32 {
