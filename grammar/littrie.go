@@ -82,9 +82,11 @@ func (t *litTrie) classes() ([]int32, int) {
 				id, small[k] = n, n
 			}
 		} else {
-			key = key[:0]
+			// One flag byte, then (byte, varint class) per child: a key
+			// reads back one way only.
+			key = append(key[:0], 0)
 			if nd.end {
-				key = append(key, 1)
+				key[0] = 1
 			}
 			for k := nd.first; k != 0; k = t.nodes[k].next {
 				key = append(key, t.nodes[k].b)
@@ -166,11 +168,11 @@ type litPlan struct {
 // literalPlan returns the plan of alternation alt's literal branches,
 // or nil where no two of them begin alike (see sharePrefixes).
 func (c *compiler) literalPlan(alt *Node) (*litPlan, error) {
-	if p, ok := c.litPlans[alt]; ok {
-		return p, nil
-	}
 	if !sharePrefixes(alt.Subs) {
 		return nil, nil
+	}
+	if p, ok := c.litPlans[alt]; ok {
+		return p, nil
 	}
 	var words [][]byte
 	for _, n := range alt.Subs {

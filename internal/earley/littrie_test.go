@@ -117,3 +117,16 @@ func TestLiteralTrieBadCodePoint(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "U+D800")
 }
+
+// TestLiteralTrieClassKeys checks that two trie nodes with different
+// rests never share a class: before, a node where a literal ends and one
+// where none does, whose first child is the byte 0x01 and whose child's
+// class needs two varint bytes, wrote the same key ("a" and "b" below,
+// with some 195 classes from the long literal), and "a" was accepted.
+func TestLiteralTrieClassKeys(t *testing.T) {
+	src := `root ::= "b" | "bé" | "bĄ" | "aĄ" | "a\x01x" | "zé" | "c` + strings.Repeat("y", 190) + `"`
+	p := compileGBNF(t, src)
+	for s, want := range map[string]bool{"a": false, "a\x01x": true, "b": true, "bé": true, "aĄ": true, "a\x01": false, "c" + strings.Repeat("y", 190): true} {
+		assert.Equal(t, want, inLanguage(p, s), "%q", s)
+	}
+}
