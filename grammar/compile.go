@@ -98,14 +98,17 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	sizes := make([]int, len(g.Rules))
 	calls := make([]map[int]int, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
+	c.refs.at = make([]int, len(g.Rules)+1)
 	for i := range g.Rules {
 		calls[i] = map[int]int{}
+		c.refs.at[i] = len(c.refs.to)
 		size, err := c.scan(i, calls[i])
 		if err != nil {
 			return nil, err
 		}
 		sizes[i] = size
 	}
+	c.refs.at[len(g.Rules)] = len(c.refs.to)
 	c.productivity(calls)
 	if !c.productive[start] {
 		return nil, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
@@ -203,6 +206,7 @@ type compiler struct {
 	// jump marks the rules compiled as jumps (see jumpRules); jumpEntry
 	// holds the entries of their copies in the rule being compiled, and
 	// pending those still to compile.
+	refs      ruleRefs // what scan finds, for jumpRules
 	jump      []bool
 	jumpEntry map[int]uint32
 	pending   []int
@@ -253,7 +257,8 @@ type refLevel struct{ target, level int }
 const maxVisits = 8 * MaxInst
 
 // scan checks rule i's tree, adds the references it makes to calls (by
-// rule index), and returns its unrolled size (see nodeSize), in one
+// rule index) and to refs (whether each is the body's last step, for
+// jumpRules), and returns its unrolled size (see nodeSize), in one
 // walk. It recurses at most MaxDepth deep, so the compile passes after
 // it, which recurse as deep as the tree, are safe.
 func (c *compiler) scan(i int, calls map[int]int) (int, error) {
@@ -261,10 +266,13 @@ func (c *compiler) scan(i int, calls map[int]int) (int, error) {
 	if body == nil {
 		return 0, c.errorf(c.g.Rules[i].Pos, nil, "rule %s has no body", c.g.Rules[i].Name)
 	}
-	return c.scanNode(i, body, 1, calls)
+	return c.scanNode(i, body, 1, true, calls)
 }
 
-func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, error) {
+// scanNode is scan of node n at depth, n being the body's last step
+// when tail is set: the last item of a sequence, a branch of an
+// alternation, never inside a repetition (see jumpRules).
+func (c *compiler) scanNode(i int, n *Node, depth int, tail bool, calls map[int]int) (int, error) {
 	if n == nil {
 		return 0, c.nodeErrorf(i, &Node{}, nil, "nil node in the grammar's tree")
 	}
@@ -283,6 +291,8 @@ func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, 
 			return 0, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
 		}
 		calls[t]++
+		c.refs.to = append(c.refs.to, t)
+		c.refs.tail = append(c.refs.tail, tail)
 	default:
 		if err := c.check(i, n); err != nil {
 			return 0, err
@@ -292,8 +302,9 @@ func (c *compiler) scanNode(i int, n *Node, depth int, calls map[int]int) (int, 
 		c.heights[i] = max(c.heights[i], depth)
 	}
 	subs := 0
-	for _, s := range n.Subs {
-		size, err := c.scanNode(i, s, depth+1, calls)
+	for k, s := range n.Subs {
+		last := (n.Op == OpSeq && tail && k == len(n.Subs)-1) || (n.Op == OpAlt && tail)
+		size, err := c.scanNode(i, s, depth+1, last, calls)
 		if err != nil {
 			return 0, err
 		}
