@@ -155,7 +155,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 			p.Rules[pr].Start = c.emit(Inst{Op: InstFail})
 			continue
 		}
-		c.match, c.loop = match, -1
+		c.match = match
 		clear(c.jumpEntry)
 		entry, err := c.compile(r.Body, match)
 		if err == nil {
@@ -164,9 +164,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.loop >= 0 && c.err == nil {
-			c.prog.Inst[c.loop].Out, c.prog.Inst[c.loop].Arg = entry, entry
-		}
+		c.patchJump(i, entry) // the rule's tail references of itself
 		p.Rules[pr].Start = entry
 	}
 	if c.err != nil {
@@ -198,15 +196,13 @@ type compiler struct {
 	productive []bool
 	err        error
 	rule       int // the rule being compiled, for errors
-	// match is the rule's last instruction, and loop the jump its tail
-	// calls of itself compile to, once one has (-1 before): see
-	// tailLoop.
+	// match is the rule's last instruction.
 	match uint32
-	loop  int64
-	// jump marks the rules compiled as jumps (see jumpRules); jumpEntry
-	// holds the entries of their copies in the rule being compiled, and
-	// pending those still to compile.
-	refs      ruleRefs // what scan finds, for jumpRules
+	// refs is what scan finds, for jumpRules; jump marks the rules
+	// compiled as jumps; jumpEntry holds the entries of the copies in
+	// the rule being compiled that its tail references jump to (its own
+	// body's too), and pending those still to compile (see jumpTo).
+	refs      ruleRefs
 	jump      []bool
 	jumpEntry map[int]uint32
 	pending   []int
@@ -688,14 +684,11 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		if c.inlined[i] {
 			return c.compileInlined(i, next)
 		}
-		if c.jump[i] {
-			if next != c.match {
-				return 0, c.nodeErrorf(c.rule, n, nil, "internal error: rule %s, compiled as a jump, referred to where something follows (a bug in reins)", n.Name)
-			}
-			return c.jumpTo(i), nil
+		if c.jump[i] && next != c.match {
+			return 0, c.nodeErrorf(c.rule, n, nil, "internal error: rule %s, compiled as a jump, referred to where something follows (a bug in reins)", n.Name)
 		}
-		if i == c.rule && next == c.match {
-			return c.tailLoop(), nil
+		if (c.jump[i] || i == c.rule) && next == c.match {
+			return c.jumpTo(i), nil
 		}
 		return c.emit(Inst{Op: InstCall, Arg: c.progRule[i], Out: next}), nil
 	case OpToken:
@@ -768,23 +761,6 @@ func (c *compiler) recordRepeat(starts []uint32) {
 // tokenSetsEqual reports whether two token sets are written alike.
 func tokenSetsEqual(a, b TokenSet) bool {
 	return a.Negated == b.Negated && slices.Equal(a.Tokens, b.Tokens)
-}
-
-// tailLoop returns the jump that a reference of the rule being
-// compiled to itself, as its last step, compiles to: back to the rule's
-// start, in the same rule instance, instead of a call of a new one (a
-// split whose two ways are the start, patched once the body is
-// compiled). The language is the same; the parser's state is not:
-// calling itself at the end, as the rules a DFA is written as do
-// (r1 ::= [a-z] r1 | "\""), a rule leaves a chain of callers one
-// character long each, which every completion walks back and which
-// makes the state after each character a new one, where a loop keeps
-// one rule instance and the same few items.
-func (c *compiler) tailLoop() uint32 {
-	if c.loop < 0 {
-		c.loop = int64(c.emit(Inst{Op: InstSplit}))
-	}
-	return uint32(c.loop)
 }
 
 // A bounded repetition of more than hoistCopies copies of a body of

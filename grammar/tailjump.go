@@ -151,7 +151,10 @@ const maxJumpRounds = 16
 
 // jumpTo returns the entry of rule j's copy in the rule being compiled,
 // for a tail reference to j: a split whose two ways are the entry,
-// patched once compileJumps has compiled the copy.
+// patched once the copy is compiled (patchJump). For the rule's tail
+// references of itself (r1 ::= [a-z] r1 | "\""), the copy is the body
+// being compiled, and the jump is back to its start: a loop in the same
+// rule instance instead of a new one per character.
 func (c *compiler) jumpTo(j int) uint32 {
 	if at, ok := c.jumpEntry[j]; ok {
 		return at
@@ -161,8 +164,18 @@ func (c *compiler) jumpTo(j int) uint32 {
 		c.jumpEntry = map[int]uint32{}
 	}
 	c.jumpEntry[j] = at
-	c.pending = append(c.pending, j)
+	if j != c.rule {
+		c.pending = append(c.pending, j)
+	}
 	return at
+}
+
+// patchJump points the jump to rule j's copy, if one was asked for, at
+// the copy's entry.
+func (c *compiler) patchJump(j int, entry uint32) {
+	if at, ok := c.jumpEntry[j]; ok && c.err == nil {
+		c.prog.Inst[at].Out, c.prog.Inst[at].Arg = entry, entry
+	}
 }
 
 // compileJumps compiles the copies jumpTo asked for, each continuing at
@@ -176,10 +189,7 @@ func (c *compiler) compileJumps() error {
 		if err != nil {
 			return err
 		}
-		if c.err == nil {
-			at := c.jumpEntry[j]
-			c.prog.Inst[at].Out, c.prog.Inst[at].Arg = entry, entry
-		}
+		c.patchJump(j, entry)
 	}
 	return nil
 }

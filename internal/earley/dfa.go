@@ -154,18 +154,14 @@ func (d *LocalDFA) absorbSuccessors(s int32, seq uint8) (succ []uint64, ok bool)
 	edges = append(edges, seqEdges[seq]...)
 	d.absorbEdges = edges
 	off := len(d.absorbPool)
+	row := d.row(s)
 	for _, e := range edges {
 		// Take the edge a byte class at a time: each class leads to
 		// one state, and a class that leads where the one before it
 		// does (the same entry) adds nothing.
 		prev := uint32(0)
-		row := d.row(s) // a chunk stays where it is as states are added
 		for c := int(d.class[e.lo]); c <= int(d.class[e.hi]); c++ {
-			v := row[c]
-			if v == 0 {
-				d.step(s, max(d.first[c], e.lo))
-				v = row[c]
-			}
+			v := d.entry(row, s, c, e.lo)
 			if v == prev {
 				continue
 			}
@@ -472,6 +468,16 @@ func (d *LocalDFA) row(s int32) []uint32 {
 	return d.trans[uint32(s)/transChunk][int(uint32(s)%transChunk)*d.nclass:][:d.nclass]
 }
 
+// entry returns row[c], state s's transition entry on byte class c,
+// computing it (from c's first byte at or above lo) when not yet known.
+// A row stays where it is as states are added: its chunk does not move.
+func (d *LocalDFA) entry(row []uint32, s int32, c int, lo byte) uint32 {
+	if row[c] == 0 {
+		d.step(s, max(d.first[c], lo))
+	}
+	return row[c]
+}
+
 // growIndex doubles the index of states by hash.
 func (d *LocalDFA) growIndex() {
 	d.index = make([]int32, max(64, 2*len(d.index)))
@@ -707,12 +713,7 @@ func (d *LocalDFA) refusesEveryChar(s int32) bool {
 func (d *LocalDFA) refusesRange(s int32, lo, hi byte) bool {
 	row := d.row(s)
 	for c := int(d.class[lo]); c <= int(d.class[hi]); c++ {
-		v := row[c]
-		if v == 0 {
-			d.step(s, max(d.first[c], lo))
-			v = row[c]
-		}
-		if v != dfaRefused {
+		if d.entry(row, s, c, lo) != dfaRefused {
 			return false
 		}
 	}
