@@ -98,6 +98,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	sizes := make([]int, len(g.Rules))
 	calls := make([]map[int]int, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
+	c.repeats = make([]bool, len(g.Rules))
 	c.refs.at = make([]int, len(g.Rules)+1)
 	for i := range g.Rules {
 		calls[i] = map[int]int{}
@@ -126,7 +127,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	}
 	// Compile the grammar with its non-recursive rules inlined: the
 	// program's rules are the others, in order.
-	c.inlined = inline(g.Rules, sizes, calls, g.Start)
+	c.inlined = inline(g.Rules, sizes, calls, g.Start, c.repeats)
 	c.boundInlining()
 	c.progRule = make([]uint32, len(g.Rules))
 	for i, r := range g.Rules {
@@ -234,6 +235,9 @@ type compiler struct {
 	visits    int
 	heights   []int
 	refLevels [][]refLevel
+	// repeats marks the rules whose body is a bounded repetition that
+	// hoists its body: inline leaves them called (see inline).
+	repeats []bool
 	// big is the first node found whose unrolled size alone exceeds
 	// MaxInst, and its rule, for the error that names it.
 	big      *Node
@@ -307,6 +311,9 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool, calls map[int]
 		subs = satAdd(subs, size)
 	}
 	size := nodeSize(n, subs)
+	if depth == 1 && hoists(n, subs) && n.Max >= 0 {
+		c.repeats[i] = true
+	}
 	if size > MaxInst && c.big == nil {
 		c.big, c.bigRule, c.bigSize, c.bigInner = n, i, size, subs
 	}
@@ -953,14 +960,25 @@ func nodeSize(n *Node, subs int) int {
 		size = satAdd(size, 2*len(n.Ranges)-1)
 	}
 	if n.Op == OpRepeat {
-		copies := min(max(n.Min, n.Max, 1), sizeCap)
-		if n.Max < 0 {
-			copies = min(n.Min, sizeCap) + 1
-		}
-		if copies > hoistCopies && size > hoistSize {
+		copies := repeatCopies(n)
+		if hoists(n, subs) {
 			return satAdd(size, 2*copies) // see hoisted
 		}
 		return satMul(size, copies)
 	}
 	return size
+}
+
+// repeatCopies is how many copies of its body repetition n unrolls to.
+func repeatCopies(n *Node) int {
+	if n.Max < 0 {
+		return min(n.Min, sizeCap) + 1
+	}
+	return min(max(n.Min, n.Max, 1), sizeCap)
+}
+
+// hoists reports whether repetition n, its body's unrolled size being
+// subs, compiles its body as a rule of its own (see hoisted).
+func hoists(n *Node, subs int) bool {
+	return n.Op == OpRepeat && repeatCopies(n) > hoistCopies && satAdd(1, subs) > hoistSize
 }

@@ -17,11 +17,18 @@ const inlineBudget = 10000
 // close it and go on (`":`, `",`) are judged without looking below the
 // current rule.
 //
+// A rule whose body is a bounded repetition with its body hoisted (see
+// hoisted), such as JSON's whitespace, [ \t\n\r]{0,16}, stays called
+// where it has more than one use: inlined, each use would be a copy of
+// its chain of calls (two instructions a repetition), and a JSON
+// Schema's grammar uses its whitespace rule at every comma, colon and
+// bracket; called, each use is one instruction.
+//
 // It decides on the call graph (reference counts and sizes: sizes[i] is
 // the unrolled size of rules[i].Body, see nodeSize; calls[a][b] counts
 // the references from rule a to rule b, and inline consumes it), in rule
 // order, pass after pass. Counts and sizes saturate at sizeCap.
-func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool {
+func inline(rules []Rule, sizes []int, calls []map[int]int, start string, repeats []bool) []bool {
 	n := len(rules)
 	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
 	size := slices.Clone(sizes)
@@ -52,7 +59,7 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string) []bool
 					order = append(order, c)
 				}
 			}
-			if uses == 0 || satAdd(total, satMul(uses, size[x])) > budget {
+			if uses == 0 || (repeats[x] && uses > 1) || satAdd(total, satMul(uses, size[x])) > budget {
 				continue
 			}
 			slices.Sort(order)

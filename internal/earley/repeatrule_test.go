@@ -1,0 +1,47 @@
+package earley
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/reins-go/reins/grammar"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRepetitionRulesStayCalled checks that a rule whose body is a
+// bounded repetition with a hoisted body (JSON's whitespace) is called
+// from each of its uses, one instruction each, where inlining would
+// copy its chain of calls into each; that a single use is still
+// inlined; and that the language is the same.
+func TestRepetitionRulesStayCalled(t *testing.T) {
+	const ws = `ws ::= [ \t\n\r]{0,16}` + "\n"
+	p := compileGBNF(t, `root ::= "{" ws "a" ws ":" ws "b" ws "}"`+"\n"+ws)
+	rule := -1
+	for i, r := range p.Rules {
+		if r.Name == "ws" {
+			rule = i
+		}
+	}
+	require.GreaterOrEqual(t, rule, 0, "ws is a rule of the program:\n%s", p)
+	calls := 0
+	for _, in := range p.Inst {
+		if in.Op == grammar.InstCall && int(in.Arg) == rule {
+			calls++
+		}
+	}
+	assert.Equal(t, 4, calls, "one call a use:\n%s", p)
+	assert.Less(t, len(p.Inst), 60, "the repetition's chain is emitted once:\n%s", p)
+
+	once := compileGBNF(t, `root ::= "{" ws "}"`+"\n"+ws)
+	for _, r := range once.Rules {
+		assert.NotEqual(t, "ws", r.Name, "a single use is inlined:\n%s", once)
+	}
+
+	for _, s := range []string{"{a:b}", "{ \ta :\n b\r}", "{" + strings.Repeat(" ", 16) + "a:b}"} {
+		assert.True(t, inLanguage(p, s), "%q", s)
+	}
+	for _, s := range []string{"{a b}", "{" + strings.Repeat(" ", 17) + "a:b}", "{a:b} ", "{a:b"} {
+		assert.False(t, inLanguage(p, s), "%q", s)
+	}
+}
