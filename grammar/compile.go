@@ -213,6 +213,8 @@ type compiler struct {
 	litEntry  []uint32
 	litDone   []bool
 	classInst []uint32 // the byte instructions of the class being compiled, for classByte
+	classAlts []uint32 // the entries of the class being compiled
+	litBuf    []byte   // a literal's UTF-8, being compiled
 	seqs      map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
 	// each reference (see inline); progRule is the program rule of each
@@ -584,13 +586,14 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 	case OpEmpty:
 		return next, nil
 	case OpLit:
-		var b []byte
+		b := c.litBuf[:0]
 		for _, r := range n.Runes {
 			if r < 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
 				return 0, c.nodeErrorf(c.rule, n, nil, "code point U+%04X cannot be encoded in UTF-8", r)
 			}
 			b = utf8.AppendRune(b, r)
 		}
+		c.litBuf = b
 		return c.bytes(b, next), nil
 	case OpBytes:
 		return c.bytes(n.Bytes, next), nil
@@ -598,9 +601,13 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		// The sequences share their equal suffixes (the continuation
 		// bytes of multi-byte characters): a smaller program, and one
 		// parser state where there would be a copy per lead byte.
-		var alts []uint32
+		alts := c.classAlts[:0] // a class compiles nothing else meanwhile
 		c.classInst = c.classInst[:0]
 		for i := 0; i+1 < len(n.Ranges); i += 2 {
+			if lo, hi := n.Ranges[i], n.Ranges[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
+				alts = append(alts, c.emit(Inst{Op: InstByte, Lo: byte(lo), Hi: byte(hi), Out: next})) // one byte
+				continue
+			}
 			for _, seq := range c.sequences(n.Ranges[i], n.Ranges[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
@@ -609,6 +616,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 				alts = append(alts, at)
 			}
 		}
+		c.classAlts = alts
 		if len(alts) == 0 {
 			return 0, c.nodeErrorf(c.rule, n, nil, "character class %s has no encodable code point", n)
 		}
