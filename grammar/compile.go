@@ -96,20 +96,19 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	// One walk over each rule checks it, measures it and counts the
 	// calls it makes.
 	sizes := make([]int, len(g.Rules))
-	calls := make([]map[int]int, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
 	c.repeats = make([]bool, len(g.Rules))
 	c.refs.at = make([]int, len(g.Rules)+1)
 	for i := range g.Rules {
-		calls[i] = map[int]int{}
 		c.refs.at[i] = len(c.refs.to)
-		size, err := c.scan(i, calls[i])
+		size, err := c.scan(i)
 		if err != nil {
 			return nil, err
 		}
 		sizes[i] = size
 	}
 	c.refs.at[len(g.Rules)] = len(c.refs.to)
+	calls := newCallGraph(len(g.Rules), &c.refs)
 	c.productivity(calls)
 	if !c.productive[start] {
 		return nil, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
@@ -263,18 +262,18 @@ const maxVisits = 8 * MaxInst
 // jumpRules), and returns its unrolled size (see nodeSize), in one
 // walk. It recurses at most MaxDepth deep, so the compile passes after
 // it, which recurse as deep as the tree, are safe.
-func (c *compiler) scan(i int, calls map[int]int) (int, error) {
+func (c *compiler) scan(i int) (int, error) {
 	body := c.g.Rules[i].Body
 	if body == nil {
 		return 0, c.errorf(c.g.Rules[i].Pos, nil, "rule %s has no body", c.g.Rules[i].Name)
 	}
-	return c.scanNode(i, body, 1, true, calls)
+	return c.scanNode(i, body, 1, true)
 }
 
 // scanNode is scan of node n at depth, n being the body's last step
 // when tail is set: the last item of a sequence, a branch of an
 // alternation, never inside a repetition (see jumpRules).
-func (c *compiler) scanNode(i int, n *Node, depth int, tail bool, calls map[int]int) (int, error) {
+func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 	if n == nil {
 		return 0, c.nodeErrorf(i, &Node{}, nil, "nil node in the grammar's tree")
 	}
@@ -292,7 +291,6 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool, calls map[int]
 		if !ok {
 			return 0, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
 		}
-		calls[t]++
 		c.refs.to = append(c.refs.to, t)
 		c.refs.tail = append(c.refs.tail, tail)
 	default:
@@ -306,7 +304,7 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool, calls map[int]
 	subs := 0
 	for k, s := range n.Subs {
 		last := (n.Op == OpSeq && tail && k == len(n.Subs)-1) || (n.Op == OpAlt && tail)
-		size, err := c.scanNode(i, s, depth+1, last, calls)
+		size, err := c.scanNode(i, s, depth+1, last)
 		if err != nil {
 			return 0, err
 		}
@@ -464,7 +462,7 @@ func (c *compiler) boundInlining() {
 // write callers before callees); a long chain of rules, which would take
 // a pass per rule, goes on with a worklist, in which a rule is judged
 // again only when a rule it calls becomes productive.
-func (c *compiler) productivity(calls []map[int]int) {
+func (c *compiler) productivity(calls *callGraph) {
 	n := len(c.g.Rules)
 	c.productive = make([]bool, n)
 	for range 3 {
@@ -478,12 +476,7 @@ func (c *compiler) productivity(calls []map[int]int) {
 			return
 		}
 	}
-	callers := make([][]int, n)
-	for a := range n {
-		for b := range calls[a] {
-			callers[b] = append(callers[b], a)
-		}
-	}
+	callers := calls.in
 	var queue []int
 	for i := range n {
 		if c.productive[i] {
@@ -501,7 +494,7 @@ func (c *compiler) productivity(calls []map[int]int) {
 		queue = queue[:len(queue)-1]
 		for _, a := range callers[x] {
 			if !c.productive[a] {
-				judge(a)
+				judge(int(a))
 			}
 		}
 	}

@@ -25,22 +25,15 @@ const inlineBudget = 10000
 // bracket; called, each use is one instruction.
 //
 // It decides on the call graph (reference counts and sizes: sizes[i] is
-// the unrolled size of rules[i].Body, see nodeSize; calls[a][b] counts
-// the references from rule a to rule b, and inline consumes it), in rule
-// order, pass after pass. Counts and sizes saturate at sizeCap.
-func inline(rules []Rule, sizes []int, calls []map[int]int, start string, repeats []bool) []bool {
+// the unrolled size of rules[i].Body, see nodeSize), in rule order, pass
+// after pass, and grows the graph as it inlines. Counts and sizes
+// saturate at sizeCap.
+func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []bool) []bool {
 	n := len(rules)
-	callers := make([]map[int]bool, n) // callers[b]: the a with calls[a][b] > 0
 	size := slices.Clone(sizes)
 	total := 0
 	for i := range rules {
-		callers[i] = map[int]bool{}
-	}
-	for i := range rules {
-		for x := range calls[i] {
-			callers[x][i] = true
-		}
-		total += size[i]
+		total = satAdd(total, size[i])
 	}
 	budget := max(inlineBudget, 2*total)
 	inlined := make([]bool, n)
@@ -48,15 +41,15 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string, repeat
 	for changed := true; changed; {
 		changed = false
 		for x := range rules {
-			if rules[x].Name == start || inlined[x] || calls[x][x] > 0 {
+			if rules[x].Name == start || inlined[x] || g.count(x, x) > 0 {
 				continue
 			}
 			uses := 0
 			order = order[:0]
-			for c := range callers[x] {
+			for _, c := range g.in[x] {
 				if !inlined[c] {
-					uses = satAdd(uses, calls[c][x])
-					order = append(order, c)
+					uses = satAdd(uses, g.count(int(c), x))
+					order = append(order, int(c))
 				}
 			}
 			if uses == 0 || (repeats[x] && uses > 1) || satAdd(total, satMul(uses, size[x])) > budget {
@@ -64,13 +57,8 @@ func inline(rules []Rule, sizes []int, calls []map[int]int, start string, repeat
 			}
 			slices.Sort(order)
 			for _, c := range order {
-				k := calls[c][x]
-				delete(calls[c], x)
-				delete(callers[x], c)
-				for d, m := range calls[x] {
-					calls[c][d] = satAdd(calls[c][d], satMul(k, m))
-					callers[d][c] = true
-				}
+				k := g.count(c, x)
+				g.inlineInto(c, x, k)
 				size[c] = satAdd(size[c], satMul(k, size[x]))
 			}
 			total = satAdd(total, satMul(uses, size[x]))

@@ -1,0 +1,77 @@
+package grammar
+
+import "slices"
+
+// callGraph is which rules refer to which: out[a] lists the rules that
+// rule a refers to, each once, in increasing order, with how many
+// references a makes to it; in[b] lists the rules whose out holds b.
+// Counts saturate at sizeCap. inline grows it as it inlines rules.
+type callGraph struct {
+	out [][]callEdge
+	in  [][]int32
+	buf []callEdge // scratch for inlineInto
+}
+
+// callEdge is a rule's n references to rule to.
+type callEdge struct{ to, n int }
+
+// newCallGraph builds the call graph of n rules from the references scan
+// recorded.
+func newCallGraph(n int, refs *ruleRefs) *callGraph {
+	g := &callGraph{out: make([][]callEdge, n), in: make([][]int32, n)}
+	var targets []int
+	for a := range n {
+		targets = append(targets[:0], refs.to[refs.at[a]:refs.at[a+1]]...)
+		if len(targets) == 0 {
+			continue
+		}
+		slices.Sort(targets)
+		edges := make([]callEdge, 0, len(targets))
+		for _, t := range targets {
+			if k := len(edges) - 1; k >= 0 && edges[k].to == t {
+				edges[k].n = satAdd(edges[k].n, 1)
+				continue
+			}
+			edges = append(edges, callEdge{to: t, n: 1})
+			g.in[t] = append(g.in[t], int32(a))
+		}
+		g.out[a] = edges
+	}
+	return g
+}
+
+// count returns how many references rule a makes to rule b.
+func (g *callGraph) count(a, b int) int {
+	edges := g.out[a]
+	i, ok := slices.BinarySearchFunc(edges, b, func(e callEdge, b int) int { return e.to - b })
+	if !ok {
+		return 0
+	}
+	return edges[i].n
+}
+
+// inlineInto replaces rule c's references to rule x by x's own, k times
+// over (k being how many c makes).
+func (g *callGraph) inlineInto(c, x, k int) {
+	from, with := g.out[c], g.out[x]
+	merged := g.buf[:0]
+	i, j := 0, 0
+	for i < len(from) || j < len(with) {
+		switch {
+		case j == len(with) || (i < len(from) && from[i].to < with[j].to):
+			if from[i].to != x {
+				merged = append(merged, from[i])
+			}
+			i++
+		case i == len(from) || with[j].to < from[i].to:
+			merged = append(merged, callEdge{to: with[j].to, n: satMul(k, with[j].n)})
+			g.in[with[j].to] = append(g.in[with[j].to], int32(c)) // new to c
+			j++
+		default: // both refer to it (and it is not x, which does not refer to itself)
+			merged = append(merged, callEdge{to: from[i].to, n: satAdd(from[i].n, satMul(k, with[j].n))})
+			i, j = i+1, j+1
+		}
+	}
+	g.buf = merged
+	g.out[c] = append(from[:0], merged...) // merged is apart from from
+}
