@@ -16,26 +16,37 @@ type callGraph struct {
 type callEdge struct{ to, n int }
 
 // newCallGraph builds the call graph of n rules from the references scan
-// recorded.
+// recorded. Every rule's lists share one array at first, each capped at
+// its own length, so that growing one moves it out.
 func newCallGraph(n int, refs *ruleRefs) *callGraph {
 	g := &callGraph{out: make([][]callEdge, n), in: make([][]int32, n)}
+	edges := make([]callEdge, 0, len(refs.to))
+	indegree := make([]int32, n)
 	var targets []int
 	for a := range n {
 		targets = append(targets[:0], refs.to[refs.at[a]:refs.at[a+1]]...)
-		if len(targets) == 0 {
-			continue
-		}
 		slices.Sort(targets)
-		edges := make([]callEdge, 0, len(targets))
+		from := len(edges)
 		for _, t := range targets {
-			if k := len(edges) - 1; k >= 0 && edges[k].to == t {
+			if k := len(edges) - 1; k >= from && edges[k].to == t {
 				edges[k].n = satAdd(edges[k].n, 1)
 				continue
 			}
 			edges = append(edges, callEdge{to: t, n: 1})
-			g.in[t] = append(g.in[t], int32(a))
+			indegree[t]++
 		}
-		g.out[a] = edges
+		g.out[a] = edges[from:len(edges):len(edges)]
+	}
+	callers := make([]int32, len(edges))
+	at := 0
+	for b := range n {
+		g.in[b] = callers[at : at : at+int(indegree[b])]
+		at += int(indegree[b])
+	}
+	for a, out := range g.out {
+		for _, e := range out {
+			g.in[e.to] = append(g.in[e.to], int32(a))
+		}
 	}
 	return g
 }
