@@ -110,6 +110,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	c.refs.at[len(g.Rules)] = len(c.refs.to)
 	calls := newCallGraph(len(g.Rules), &c.refs)
 	c.productivity(calls)
+	c.allProductive = !c.emptyAlt && !slices.Contains(c.productive, false)
 	if !c.productive[start] {
 		return nil, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
 	}
@@ -194,8 +195,11 @@ type compiler struct {
 	index      map[string]int
 	prog       *Prog
 	productive []bool
-	err        error
-	rule       int // the rule being compiled, for errors
+	// allProductive is set, once productivity has run, when every rule
+	// is productive and no alternation is empty: then every node is.
+	allProductive bool
+	err           error
+	rule          int // the rule being compiled, for errors
 	// match is the rule's last instruction.
 	match uint32
 	// refs is what scan finds, for jumpRules; jump marks the rules
@@ -236,6 +240,9 @@ type compiler struct {
 	visits    int
 	heights   []int
 	refLevels [][]refLevel
+	// emptyAlt is set when an alternation has no branches (it matches
+	// nothing).
+	emptyAlt bool
 	// repeats marks the rules whose body is a bounded repetition that
 	// hoists its body: inline leaves them called (see inline).
 	repeats []bool
@@ -285,7 +292,9 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 		return 0, c.errorf(r.Pos, ErrTooLarge, "grammar too large: its tree, a shared subtree counted at each use, has more than %d nodes (at rule %s)", maxVisits, r.Name)
 	}
 	switch n.Op {
-	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt:
+	case OpEmpty, OpLit, OpBytes, OpSeq:
+	case OpAlt:
+		c.emptyAlt = c.emptyAlt || len(n.Subs) == 0
 	case OpRef:
 		t, ok := c.index[n.Name]
 		if !ok {
@@ -501,6 +510,9 @@ func (c *compiler) productivity(calls *callGraph) {
 }
 
 func (c *compiler) nodeProductive(n *Node) bool {
+	if c.allProductive {
+		return true
+	}
 	switch n.Op {
 	case OpSeq:
 		for _, s := range n.Subs {

@@ -271,3 +271,24 @@ func TestProgStringBytes(t *testing.T) {
 	assert.Equal(t, `'\n'`, quoteByte('\n'))
 	assert.Equal(t, `'\x00'`, quoteByte(0))
 }
+
+// TestUnproductiveBranchesPruned checks that a branch that matches
+// nothing (an empty alternation in it) compiles to no code, whether or
+// not every rule is productive.
+func TestUnproductiveBranchesPruned(t *testing.T) {
+	never := Alt() // matches nothing
+	for _, extra := range []Rule{
+		{Name: "x", Body: Lit("x")},
+		{Name: "x", Body: Seq(Lit("x"), Ref("x"))}, // unproductive
+	} {
+		g := &Grammar{Start: "s", Rules: []Rule{
+			{Name: "s", Body: Alt(Lit("a"), Seq(Lit("bcdefgh"), never), Ref("x"))},
+			extra,
+		}}
+		p, err := Compile(g)
+		require.NoError(t, err)
+		for _, in := range p.Inst {
+			assert.False(t, in.Op == InstByte && in.Lo <= 'b' && 'b' <= in.Hi, "the branch after \"b\" matches nothing:\n%s", p)
+		}
+	}
+}
