@@ -233,6 +233,7 @@ type compiler struct {
 	// the body's node: bodies an inlined rule shares are hoisted once.
 	hoistedRules map[*Node]*Node
 	done         map[compiled]uint32
+	callTo       []uint32 // by instruction: the last call going on at it, plus one (see call)
 
 	// What scan learns: visits counts the nodes it walked; heights[i]
 	// is the height of rule i's tree, and refLevels[i] where in it rule
@@ -550,6 +551,27 @@ func (c *compiler) emit(in Inst) uint32 {
 	return uint32(len(c.prog.Inst) - 1)
 }
 
+// call returns an instruction calling program rule rule and going on
+// at next: the one emitted last for next when it calls the same rule,
+// so that the code before it compiled for each reference is shared too
+// (the escapes and multi-byte characters of each character of a key
+// trie, say, which all continue at one call of the rest of the key).
+func (c *compiler) call(rule, next uint32) uint32 {
+	if int(next) < len(c.callTo) {
+		if at := c.callTo[next]; at > 0 && c.prog.Inst[at-1].Arg == rule {
+			return at - 1
+		}
+	}
+	at := c.emit(Inst{Op: InstCall, Arg: rule, Out: next})
+	if c.err == nil {
+		if int(next) >= len(c.callTo) {
+			c.callTo = append(c.callTo, make([]uint32, len(c.prog.Inst)-len(c.callTo))...)
+		}
+		c.callTo[next] = at + 1
+	}
+	return at
+}
+
 func (c *compiler) split(a, b uint32) uint32 { return c.emit(Inst{Op: InstSplit, Out: a, Arg: b}) }
 
 // compile emits n so that it continues at next, and returns its entry.
@@ -698,7 +720,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		return at, nil
 	case OpRef:
 		if n.hoisted > 0 {
-			return c.emit(Inst{Op: InstCall, Arg: uint32(n.hoisted - 1), Out: next}), nil
+			return c.call(uint32(n.hoisted-1), next), nil
 		}
 		i := c.index[n.Name]
 		if c.inlined[i] {
@@ -710,7 +732,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		if (c.jump[i] || i == c.rule) && next == c.match {
 			return c.jumpTo(i), nil
 		}
-		return c.emit(Inst{Op: InstCall, Arg: c.progRule[i], Out: next}), nil
+		return c.call(c.progRule[i], next), nil
 	case OpToken:
 		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil

@@ -45,3 +45,27 @@ func TestRepetitionRulesStayCalled(t *testing.T) {
 		assert.False(t, inLanguage(p, s), "%q", s)
 	}
 }
+
+// TestSameCallsShared checks that references compiling to the same call
+// (the same rule, going on at the same place) are one instruction, so
+// that inlined code before them is one copy too; and that the language
+// is the same.
+func TestSameCallsShared(t *testing.T) {
+	p := compileGBNF(t, `root ::= ( "a" esc t | "b" esc t | "c" ) "!"
+esc ::= "\\" ( "n" | "t" | "u" [0-9] [0-9] )
+t ::= "q" t | "."
+`)
+	us := 0
+	for _, in := range p.Inst {
+		if in.Op == grammar.InstByte && in.Lo == 'u' {
+			us++
+		}
+	}
+	assert.Equal(t, 1, us, "one copy of esc before the one call of t:\n%s", p)
+	for _, s := range []string{`a\n.!`, `b\u12qq.!`, `c!`, `a\tq.!`} {
+		assert.True(t, inLanguage(p, s), "%q", s)
+	}
+	for _, s := range []string{`a\n!`, `b\u1.!`, `a.!`, `c.!`, `b\x.!`} {
+		assert.False(t, inLanguage(p, s), "%q", s)
+	}
+}
