@@ -124,3 +124,47 @@ func (s *pcStamps) add(pc uint32) bool {
 
 // has reports whether pc is in the set.
 func (s *pcStamps) has(pc uint32) bool { return s.gen[pc] == s.cur }
+
+// itemSet is a set of items (instruction, origin) that empties in
+// constant time: the first origin added at each instruction is kept by
+// instruction, as pcStamps keeps its instructions, and any other origin
+// in a keySet. A set being built seldom reaches one instruction from two
+// origins, so most lookups hash nothing.
+type itemSet struct {
+	first []pcOrigin // per instruction
+	cur   uint32
+	more  keySet
+}
+
+// pcOrigin is the generation that added an instruction to an itemSet,
+// and with which origin.
+type pcOrigin struct{ gen, origin uint32 }
+
+// reset empties the set, for a program of n instructions.
+func (s *itemSet) reset(n int) {
+	if len(s.first) != n {
+		s.first, s.cur = make([]pcOrigin, n), 0
+	}
+	s.cur++
+	if s.cur == 0 { // wrapped: clear the stamps
+		clear(s.first)
+		s.cur = 1
+	}
+	s.more.Reset()
+}
+
+// add adds item (pc, origin) and reports whether it was new.
+func (s *itemSet) add(pc, origin uint32) bool {
+	f := &s.first[pc]
+	switch {
+	case f.gen != s.cur:
+		*f = pcOrigin{gen: s.cur, origin: origin}
+		return true
+	case f.origin == origin:
+		return false
+	}
+	return s.more.Add(uint64(pc)<<32 | uint64(origin))
+}
+
+// Bytes returns the memory the set occupies.
+func (s *itemSet) Bytes() int { return 8*cap(s.first) + s.more.Bytes() }

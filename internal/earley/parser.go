@@ -54,10 +54,8 @@ type Parser struct {
 	cOff   []uint32
 	gcAt   int    // collect when cItems grows past this
 	ckeep  []bool // scratch for collect
-	// seen and here deduplicate the items of the set being built: here
-	// those whose rule began at it, seen the others.
-	seen keySet
-	here pcStamps
+	// built deduplicates the items of the set being built.
+	built itemSet
 	// predicted marks the rules predicted at the set being built, whose
 	// closures preds (when set) holds.
 	predicted pcStamps
@@ -275,7 +273,7 @@ func (ps *Parser) collect() {
 func (ps *Parser) StateBytes() int {
 	const itemBytes = int(unsafe.Sizeof(item{}))
 	return itemBytes*(cap(ps.items)+cap(ps.calls)+cap(ps.cItems)+cap(ps.kernel)) +
-		4*(cap(ps.sets)+cap(ps.callAt)+cap(ps.cSet)+cap(ps.cOff)+cap(ps.ctxLive)+cap(ps.ctxCommitted)+cap(ps.here.gen)) + ps.seen.Bytes()
+		4*(cap(ps.sets)+cap(ps.callAt)+cap(ps.cSet)+cap(ps.cOff)+cap(ps.ctxLive)+cap(ps.ctxCommitted)) + ps.built.Bytes()
 }
 
 // Push consumes byte b. It returns false, and changes nothing, when b
@@ -321,8 +319,7 @@ func (ps *Parser) finish(start uint32) bool {
 // built.
 func (ps *Parser) begin(set uint32) {
 	ps.buildAt = set
-	ps.seen.Reset()
-	ps.here.reset(len(ps.prog.Inst))
+	ps.built.reset(len(ps.prog.Inst))
 	if ps.preds != nil {
 		ps.predicted.reset(len(ps.prog.Rules))
 	}
@@ -336,11 +333,7 @@ func (ps *Parser) add(pc, origin uint32) {
 		if in.Op == grammar.InstFail {
 			return
 		}
-		if origin == ps.buildAt {
-			if !ps.here.add(pc) {
-				return
-			}
-		} else if !ps.seen.Add(uint64(pc)<<32 | uint64(origin)) {
+		if !ps.built.add(pc, origin) {
 			return
 		}
 		if in.Op != grammar.InstSplit {
@@ -382,7 +375,7 @@ func (ps *Parser) predict(rule, start, cur uint32) {
 		return
 	}
 	for _, c := range c {
-		if !ps.here.add(c.pc) {
+		if !ps.built.add(c.pc, cur) {
 			continue
 		}
 		it := item{pc: c.pc, origin: cur}
