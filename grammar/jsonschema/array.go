@@ -124,9 +124,9 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 	var after func(i int) *grammar.Node
 	after = func(i int) *grammar.Node {
 		if i < len(elems) {
-			g := grammar.Seq(sep, elems[i], after(i+1))
+			g := c.nodes.seq(sep, elems[i], after(i+1))
 			if i >= min {
-				return grammar.Repeat(g, 0, 1)
+				return c.nodes.repeat(g, 0, 1)
 			}
 			return g
 		}
@@ -138,18 +138,18 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 		if max >= 0 {
 			hi = max - i
 		}
-		return grammar.Repeat(grammar.Seq(sep, restNode), lo, hi)
+		return c.nodes.repeat(c.nodes.seq(sep, restNode), lo, hi)
 	}
 	var body *grammar.Node
 	switch {
 	case len(elems) > 0:
-		body = grammar.Seq(elems[0], after(1))
+		body = c.nodes.seq(elems[0], after(1))
 	case restNode != nil:
 		hi := -1
 		if max >= 0 {
 			hi = max - 1
 		}
-		body = grammar.Seq(restNode, grammar.Repeat(grammar.Seq(sep, restNode), max0(min-1), hi))
+		body = c.nodes.seq(restNode, c.nodes.repeat(c.nodes.seq(sep, restNode), max0(min-1), hi))
 	default:
 		body = &grammar.Node{Op: grammar.OpEmpty}
 	}
@@ -215,14 +215,14 @@ func (c *compiler) uniqueArray(n *Node, a arrayShape) (*grammar.Node, error) {
 	at := make([]int, full+1)
 	for set := range full + 1 {
 		at[set] = len(c.g.Rules)
-		after[set] = c.ruleAt(grammar.Alt(), a.unique.Ptr)
+		after[set] = c.ruleAt(c.nodes.alt(), a.unique.Ptr)
 	}
 	next := func(set int) []*grammar.Node {
 		var alts []*grammar.Node
 		if bits.OnesCount(uint(set)) < max {
 			for i := range values {
 				if set&(1<<i) == 0 {
-					alts = append(alts, grammar.Seq(lits[i], after[set|1<<i]))
+					alts = append(alts, c.nodes.seq(lits[i], after[set|1<<i]))
 				}
 			}
 		}
@@ -231,21 +231,21 @@ func (c *compiler) uniqueArray(n *Node, a arrayShape) (*grammar.Node, error) {
 	for set := range full + 1 {
 		var alts []*grammar.Node
 		if nx := next(set); len(nx) > 0 {
-			alts = append(alts, grammar.Seq(l.comma, grammar.Alt(nx...)))
+			alts = append(alts, c.nodes.seq(l.comma, c.nodes.alt(nx...)))
 		}
 		if bits.OnesCount(uint(set)) >= min {
 			alts = append(alts, l.close)
 		}
-		c.g.Rules[at[set]].Body = grammar.Alt(alts...)
+		c.g.Rules[at[set]].Body = c.nodes.alt(alts...)
 	}
 	var first []*grammar.Node
 	if nx := next(0); len(nx) > 0 {
-		first = append(first, grammar.Seq(l.open, grammar.Alt(nx...)))
+		first = append(first, c.nodes.seq(l.open, c.nodes.alt(nx...)))
 	}
 	if min == 0 {
 		first = append(first, l.empty)
 	}
-	return grammar.Seq(lit("["), grammar.Alt(first...), lit("]")), nil
+	return c.nodes.seq(c.nodes.bytes("["), c.nodes.alt(first...), c.nodes.bytes("]")), nil
 }
 
 // finiteValue is one value an item may take, and where the schema
@@ -384,10 +384,10 @@ func (c *compiler) containsArray(n *Node, a arrayShape) (*grammar.Node, error) {
 		}
 		var alts []*grammar.Node
 		if match != nil && (maxC < 0 || m+1 <= maxC) {
-			alts = append(alts, grammar.Seq(match, state(min(m+1, topC), nk)))
+			alts = append(alts, c.nodes.seq(match, state(min(m+1, topC), nk)))
 		}
 		if other != nil {
-			alts = append(alts, grammar.Seq(other, state(m, nk)))
+			alts = append(alts, c.nodes.seq(other, state(m, nk)))
 		}
 		return alts
 	}
@@ -396,21 +396,21 @@ func (c *compiler) containsArray(n *Node, a arrayShape) (*grammar.Node, error) {
 			return r
 		}
 		at := len(c.g.Rules)
-		r := c.ruleAt(grammar.Alt(), s.Ptr)
+		r := c.ruleAt(c.nodes.alt(), s.Ptr)
 		rules[key{m, k}] = r
 		var alts []*grammar.Node
 		if st := steps(m, k); len(st) > 0 {
-			alts = append(alts, grammar.Seq(l.comma, grammar.Alt(st...)))
+			alts = append(alts, c.nodes.seq(l.comma, c.nodes.alt(st...)))
 		}
 		if accept(m, k) {
 			alts = append(alts, l.close)
 		}
-		c.g.Rules[at].Body = grammar.Alt(alts...)
+		c.g.Rules[at].Body = c.nodes.alt(alts...)
 		return r
 	}
 	var first []*grammar.Node
 	if st := steps(0, 0); len(st) > 0 {
-		first = append(first, grammar.Seq(l.open, grammar.Alt(st...)))
+		first = append(first, c.nodes.seq(l.open, c.nodes.alt(st...)))
 	}
 	if accept(0, 0) {
 		first = append(first, l.empty)
@@ -418,5 +418,5 @@ func (c *compiler) containsArray(n *Node, a arrayShape) (*grammar.Node, error) {
 	if len(first) == 0 {
 		return nil, c.emptyf(s.Ptr, "contains", "no array satisfies contains and the item bounds")
 	}
-	return grammar.Seq(lit("["), grammar.Alt(first...), lit("]")), nil
+	return c.nodes.seq(c.nodes.bytes("["), c.nodes.alt(first...), c.nodes.bytes("]")), nil
 }

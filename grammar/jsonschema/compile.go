@@ -233,7 +233,7 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 	if opts.Indent != "" {
 		c.g.Rules[0].Body = body
 	} else {
-		c.g.Rules[0].Body = grammar.Seq(c.ws(), body, c.ws())
+		c.g.Rules[0].Body = c.nodes.seq(c.ws(), body, c.ws())
 	}
 	if err := c.checkSize(); err != nil {
 		return nil, err
@@ -333,6 +333,7 @@ func Validate(schema, instance []byte) error {
 // references), the normalizer, the evaluator, and the grammar being
 // written.
 type compiler struct {
+	nodes nodeSlab // makes the grammar's nodes
 	opts  Options
 	g     *grammar.Grammar
 	rules map[string]string // key → rule name: conjunctions through $refs, shared pieces
@@ -451,7 +452,7 @@ func (c *compiler) ws() *grammar.Node {
 		return &grammar.Node{Op: grammar.OpEmpty}
 	}
 	return c.shared("_ws", func() *grammar.Node {
-		return grammar.Repeat(grammar.Class(' ', ' ', '\t', '\t', '\n', '\n', '\r', '\r'), 0, c.opts.MaxWhitespace)
+		return c.nodes.repeat(grammar.Class(' ', ' ', '\t', '\t', '\n', '\n', '\r', '\r'), 0, c.opts.MaxWhitespace)
 	})
 }
 
@@ -474,6 +475,8 @@ func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node 
 	return ref
 }
 
+// lit is a literal of the bytes of s, for code that makes nodes without a
+// compiler (see nodeSlab.bytes).
 func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }
 
 // setRulePtr records that rule i was made for the schema at ptr.
@@ -556,7 +559,7 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, grammar.Seq(lit(quote(k)), l.colon, n))
+			items = append(items, c.nodes.seq(c.nodes.bytes(quote(k)), l.colon, n))
 		}
 		if len(items) > 1 && len(items) <= anyOrderMax {
 			// Its members in any order, each once.
@@ -579,16 +582,16 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 		// The same value written with trailing zeros, or as written.
 		if r, err := parseNumber(x); err == nil {
 			if g, err := decRange(&numBound{v: r}, &numBound{v: r}, false); err == nil && g != nil {
-				return grammar.Alt(lit(x.String()), g), nil
+				return c.nodes.alt(c.nodes.bytes(x.String()), g), nil
 			}
 		}
-		return lit(x.String()), nil
+		return c.nodes.bytes(x.String()), nil
 	default:
 		text, ok := canonical(v)
 		if !ok {
 			return nil, fmt.Errorf("unexpected value %T", v)
 		}
-		return lit(text), nil
+		return c.nodes.bytes(text), nil
 	}
 	if len(items) == 0 {
 		return l.wrap(open, close, nil, false), nil
@@ -597,7 +600,7 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 	for _, n := range items[1:] {
 		subs = append(subs, l.comma, n)
 	}
-	return l.wrap(open, close, grammar.Seq(subs...), false), nil
+	return l.wrap(open, close, c.nodes.seq(subs...), false), nil
 }
 
 // anyValue is any JSON value (at the current depth, when indenting).
@@ -625,10 +628,10 @@ func (c *compiler) valueBody(l layout, v *grammar.Node) *grammar.Node {
 	if c.opts.Bounded {
 		items = BoundedItems - 1
 	}
-	member := grammar.Seq(c.stringNode(0, -1), l.colon, v)
-	obj := l.wrap("{", "}", grammar.Seq(member, grammar.Repeat(grammar.Seq(l.comma, member), 0, items)), true)
-	arr := l.wrap("[", "]", grammar.Seq(v, grammar.Repeat(grammar.Seq(l.comma, v), 0, items)), true)
-	return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), obj, arr)
+	member := c.nodes.seq(c.stringNode(0, -1), l.colon, v)
+	obj := l.wrap("{", "}", c.nodes.seq(member, c.nodes.repeat(c.nodes.seq(l.comma, member), 0, items)), true)
+	arr := l.wrap("[", "]", c.nodes.seq(v, c.nodes.repeat(c.nodes.seq(l.comma, v), 0, items)), true)
+	return c.nodes.alt(c.nodes.bytes("null"), c.nodes.bytes("true"), c.nodes.bytes("false"), c.numberNode(), c.stringNode(0, -1), obj, arr)
 }
 
 // boundedValue is any JSON value nested at most depth deep.
@@ -636,7 +639,7 @@ func (c *compiler) boundedValue(depth int) *grammar.Node {
 	name := fmt.Sprintf("_value%d%s", depth, c.level())
 	return c.shared(name, func() *grammar.Node {
 		if depth == 0 {
-			return grammar.Alt(lit("null"), lit("true"), lit("false"), c.numberNode(), c.stringNode(0, -1), lit("{}"), lit("[]"))
+			return c.nodes.alt(c.nodes.bytes("null"), c.nodes.bytes("true"), c.nodes.bytes("false"), c.numberNode(), c.stringNode(0, -1), c.nodes.bytes("{}"), c.nodes.bytes("[]"))
 		}
 		l := c.layout()
 		return c.valueBody(l, c.deeper(func() *grammar.Node { return c.boundedValue(depth - 1) }))
@@ -648,15 +651,15 @@ func (c *compiler) numberNode() *grammar.Node {
 	if c.opts.Bounded {
 		more, expDigits = BoundedDigits-1, 2
 	}
-	digits := grammar.Repeat(grammar.Class('0', '9'), 1, more+1)
+	digits := c.nodes.repeat(grammar.Class('0', '9'), 1, more+1)
 	if more < 0 {
-		digits = grammar.Repeat(grammar.Class('0', '9'), 1, -1)
+		digits = c.nodes.repeat(grammar.Class('0', '9'), 1, -1)
 	}
-	intPart := grammar.Alt(lit("0"), grammar.Seq(grammar.Class('1', '9'), grammar.Repeat(grammar.Class('0', '9'), 0, more)))
-	expPart := grammar.Repeat(grammar.Class('0', '9'), 1, expDigits)
-	return grammar.Seq(grammar.Repeat(lit("-"), 0, 1), intPart,
-		grammar.Repeat(grammar.Seq(lit("."), digits), 0, 1),
-		grammar.Repeat(grammar.Seq(grammar.Class('e', 'e', 'E', 'E'), grammar.Repeat(grammar.Class('+', '+', '-', '-'), 0, 1), expPart), 0, 1))
+	intPart := c.nodes.alt(c.nodes.bytes("0"), c.nodes.seq(grammar.Class('1', '9'), c.nodes.repeat(grammar.Class('0', '9'), 0, more)))
+	expPart := c.nodes.repeat(grammar.Class('0', '9'), 1, expDigits)
+	return c.nodes.seq(c.nodes.repeat(c.nodes.bytes("-"), 0, 1), intPart,
+		c.nodes.repeat(c.nodes.seq(c.nodes.bytes("."), digits), 0, 1),
+		c.nodes.repeat(c.nodes.seq(grammar.Class('e', 'e', 'E', 'E'), c.nodes.repeat(grammar.Class('+', '+', '-', '-'), 0, 1), expPart), 0, 1))
 }
 
 // stringChar is one character of a JSON string in canonical form, or
@@ -687,16 +690,16 @@ func (c *compiler) stringNode(min, max int) *grammar.Node {
 	}
 	switch {
 	case min > longRepeat:
-		return grammar.Seq(lit(`"`), c.logRepeat(char, "_char1", min, max), lit(`"`))
+		return c.nodes.seq(c.nodes.bytes(`"`), c.logRepeat(char, "_char1", min, max), c.nodes.bytes(`"`))
 	case max > longRepeat:
 		// Up to longRepeat characters unrolled in place, as usual; only a
 		// longer string goes on into the doubling rules, whose ends a
 		// local view cannot see past.
-		short := grammar.Repeat(char, min, longRepeat)
-		long := grammar.Seq(grammar.Repeat(char, longRepeat+1, longRepeat+1), c.logRepeat(char, "_char1", 0, max-longRepeat-1))
-		return grammar.Seq(lit(`"`), grammar.Alt(short, long), lit(`"`))
+		short := c.nodes.repeat(char, min, longRepeat)
+		long := c.nodes.seq(c.nodes.repeat(char, longRepeat+1, longRepeat+1), c.logRepeat(char, "_char1", 0, max-longRepeat-1))
+		return c.nodes.seq(c.nodes.bytes(`"`), c.nodes.alt(short, long), c.nodes.bytes(`"`))
 	}
-	return grammar.Seq(lit(`"`), grammar.Repeat(char, min, max), lit(`"`))
+	return c.nodes.seq(c.nodes.bytes(`"`), c.nodes.repeat(char, min, max), c.nodes.bytes(`"`))
 }
 
 // longRepeat is the count above which a bounded repetition of string
@@ -715,7 +718,7 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 		if j == 0 {
 			return ref
 		}
-		return c.shared(fmt.Sprintf("%s_e%d", name, j), func() *grammar.Node { return grammar.Seq(e(j-1), e(j-1)) })
+		return c.shared(fmt.Sprintf("%s_e%d", name, j), func() *grammar.Node { return c.nodes.seq(e(j-1), e(j-1)) })
 	}
 	var u func(j int) *grammar.Node
 	u = func(j int) *grammar.Node {
@@ -723,7 +726,7 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 			return &grammar.Node{Op: grammar.OpEmpty}
 		}
 		return c.shared(fmt.Sprintf("%s_u%d", name, j), func() *grammar.Node {
-			return grammar.Alt(u(j-1), grammar.Seq(e(j-1), u(j-1)))
+			return c.nodes.alt(u(j-1), c.nodes.seq(e(j-1), u(j-1)))
 		})
 	}
 	exactly := func(n int) *grammar.Node {
@@ -733,7 +736,7 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 				subs = append(subs, e(j))
 			}
 		}
-		return grammar.Seq(subs...)
+		return c.nodes.seq(subs...)
 	}
 	var upTo func(n int) *grammar.Node
 	upTo = func(n int) *grammar.Node {
@@ -741,12 +744,12 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 			return &grammar.Node{Op: grammar.OpEmpty}
 		}
 		h := bits.Len(uint(n)) - 1
-		return grammar.Alt(u(h), grammar.Seq(e(h), upTo(n-1<<h)))
+		return c.nodes.alt(u(h), c.nodes.seq(e(h), upTo(n-1<<h)))
 	}
 	if max < 0 {
-		return grammar.Seq(exactly(min), grammar.Repeat(ref, 0, -1))
+		return c.nodes.seq(exactly(min), c.nodes.repeat(ref, 0, -1))
 	}
-	return grammar.Seq(exactly(min), upTo(max-min))
+	return c.nodes.seq(exactly(min), upTo(max-min))
 }
 
 // jsonEncode rewrites a grammar over code points into one over their

@@ -44,14 +44,14 @@ func (c *compiler) buildLayout() layout {
 	none := &grammar.Node{Op: grammar.OpEmpty}
 	switch {
 	case c.opts.Indent != "" && c.depth < maxIndentDepth:
-		inner := lit("\n" + strings.Repeat(c.opts.Indent, c.depth+1))
-		return layout{open: inner, comma: grammar.Seq(lit(","), inner), colon: lit(": "),
-			close: lit("\n" + strings.Repeat(c.opts.Indent, c.depth)), empty: none}
+		inner := c.nodes.bytes("\n" + strings.Repeat(c.opts.Indent, c.depth+1))
+		return layout{open: inner, comma: c.nodes.seq(c.nodes.bytes(","), inner), colon: c.nodes.bytes(": "),
+			close: c.nodes.bytes("\n" + strings.Repeat(c.opts.Indent, c.depth)), empty: none}
 	case c.opts.Indent != "":
-		return layout{open: none, comma: lit(","), colon: lit(":"), close: none, empty: none}
+		return layout{open: none, comma: c.nodes.bytes(","), colon: c.nodes.bytes(":"), close: none, empty: none}
 	}
 	ws := c.ws()
-	return layout{open: ws, comma: grammar.Seq(ws, lit(","), ws), colon: grammar.Seq(ws, lit(":"), ws), close: ws, empty: ws}
+	return layout{open: ws, comma: c.nodes.seq(ws, c.nodes.bytes(","), ws), colon: c.nodes.seq(ws, c.nodes.bytes(":"), ws), close: ws, empty: ws}
 }
 
 // wrap is an object or array: open and close around items (nil when

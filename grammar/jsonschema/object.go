@@ -136,7 +136,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 			}
 			return nil, err
 		}
-		members = append(members, grammar.Seq(lit(quote(name)), l.colon, v))
+		members = append(members, c.nodes.seq(c.nodes.bytes(quote(name)), l.colon, v))
 	}
 	// Additional properties.
 	var patterned []*Schema // parts with patternProperties
@@ -175,7 +175,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		case err != nil:
 			return nil, err
 		default:
-			more = c.rule(grammar.Seq(c.keyNotIn(names), l.colon, extra))
+			more = c.rule(c.nodes.seq(c.keyNotIn(names), l.colon, extra))
 		}
 	}
 	deps := map[string][]string{}
@@ -207,7 +207,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		if len(required) > 0 || minProps > 0 {
 			return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties or minProperties")
 		}
-		return grammar.Seq(lit("{"), l.empty, lit("}")), nil
+		return c.nodes.seq(c.nodes.bytes("{"), l.empty, c.nodes.bytes("}")), nil
 	}
 	o := objectShape{names: names, members: members, required: required, deps: deps, more: more, nonEmpty: nonEmpty, presence: presence,
 		minProps: minProps, maxProps: maxProps}
@@ -242,7 +242,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	// (no listed member written) needs an additional one.
 	tailFirst := l.empty
 	if nonEmpty {
-		tailFirst = grammar.Alt()
+		tailFirst = c.nodes.alt()
 	}
 	tailRest := l.close
 	if more != nil {
@@ -250,10 +250,10 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		if c.opts.Bounded {
 			most = BoundedItems - 1
 		}
-		sepMore := grammar.Repeat(grammar.Seq(l.comma, more), 0, most)
-		tailRest = grammar.Seq(sepMore, l.close)
-		some := grammar.Seq(l.open, more, sepMore, l.close)
-		tailFirst = grammar.Alt(some, tailFirst)
+		sepMore := c.nodes.repeat(c.nodes.seq(l.comma, more), 0, most)
+		tailRest = c.nodes.seq(sepMore, l.close)
+		some := c.nodes.seq(l.open, more, sepMore, l.close)
+		tailFirst = c.nodes.alt(some, tailFirst)
 	}
 	tailFirst, tailRest = c.rule(tailFirst), c.rule(tailRest)
 	// The members in the schema's order, and, where it differs, with the
@@ -292,19 +292,19 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 				shared[i] = c.shareable(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest
 			}
 			m = shared[i]
-			f := grammar.Seq(l.open, m, rest)
-			r := grammar.Seq(l.comma, m)
+			f := c.nodes.seq(l.open, m, rest)
+			r := c.nodes.seq(l.comma, m)
 			if !required[names[i]] {
-				f = grammar.Alt(f, first)
-				r = grammar.Repeat(r, 0, 1)
+				f = c.nodes.alt(f, first)
+				r = c.nodes.repeat(r, 0, 1)
 			}
 			// rest refers to the next rest once, so the chain stays linear
 			// however the rules are inlined.
-			first, rest = c.rule(f), c.rule(grammar.Seq(r, rest))
+			first, rest = c.rule(f), c.rule(c.nodes.seq(r, rest))
 		}
 		chains = append(chains, first)
 	}
-	return grammar.Seq(lit("{"), grammar.Alt(chains...), lit("}")), nil
+	return c.nodes.seq(c.nodes.bytes("{"), c.nodes.alt(chains...), c.nodes.bytes("}")), nil
 }
 
 // keyLanguage returns the automata every key must be accepted by under
@@ -471,11 +471,11 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, k
 	if d.label[0] == 0 && len(d.edges[0]) == 0 {
 		return nil, nil // no additional key is possible
 	}
-	key, err := c.dfaGrammar(d, ptr, func(lab int32) *grammar.Node { return grammar.Seq(lit(`"`), l.colon, values[lab]) })
+	key, err := c.dfaGrammar(d, ptr, func(lab int32) *grammar.Node { return c.nodes.seq(c.nodes.bytes(`"`), l.colon, values[lab]) })
 	if err != nil {
 		return nil, c.errorf(at, "patternProperties", "%v", err)
 	}
-	return c.rule(grammar.Seq(lit(`"`), key)), nil
+	return c.rule(c.nodes.seq(c.nodes.bytes(`"`), key)), nil
 }
 
 // anyOrderMax is the most listed properties an object accepts in any
@@ -638,7 +638,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		after[set], at[set] = make([]*grammar.Node, counts), make([]int, counts)
 		for k := range counts {
 			at[set][k] = len(c.g.Rules)
-			after[set][k] = c.rule(grammar.Alt())
+			after[set][k] = c.rule(c.nodes.alt())
 		}
 	}
 	// The members not tracked (and additional ones) lead back to the same
@@ -654,7 +654,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	}
 	var anyFree *grammar.Node
 	if len(free) > 0 {
-		anyFree = c.ruleAt(grammar.Alt(free...), ptr)
+		anyFree = c.ruleAt(c.nodes.alt(free...), ptr)
 	}
 	// next is what may come after a separator (or the opening) in set,
 	// with k members written.
@@ -670,11 +670,11 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		var alts []*grammar.Node
 		for m := range idx {
 			if bit[m] != 0 && set&bit[m] == 0 {
-				alts = append(alts, grammar.Seq(memberRule[m], after[set|bit[m]][nk]))
+				alts = append(alts, c.nodes.seq(memberRule[m], after[set|bit[m]][nk]))
 			}
 		}
 		if anyFree != nil {
-			alts = append(alts, grammar.Seq(anyFree, after[set][nk]))
+			alts = append(alts, c.nodes.seq(anyFree, after[set][nk]))
 		}
 		return alts
 	}
@@ -682,22 +682,22 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		for k := range counts {
 			var alts []*grammar.Node
 			if n := next(set, k); len(n) > 0 {
-				alts = append(alts, grammar.Seq(sep, grammar.Alt(n...)))
+				alts = append(alts, c.nodes.seq(sep, c.nodes.alt(n...)))
 			}
 			if canEnd(set) {
 				alts = append(alts, l.close)
 			}
-			c.g.Rules[at[set][k]].Body = grammar.Alt(alts...)
+			c.g.Rules[at[set][k]].Body = c.nodes.alt(alts...)
 		}
 	}
 	var first []*grammar.Node
 	if n := next(0, 0); len(n) > 0 {
-		first = append(first, grammar.Seq(l.open, grammar.Alt(n...)))
+		first = append(first, c.nodes.seq(l.open, c.nodes.alt(n...)))
 	}
 	if canEnd(0) && !o.nonEmpty {
 		first = append(first, l.empty)
 	}
-	return grammar.Seq(lit("{"), grammar.Alt(first...), lit("}")), nil
+	return c.nodes.seq(c.nodes.bytes("{"), c.nodes.alt(first...), c.nodes.bytes("}")), nil
 }
 
 // maxObjectStates bounds the states of an object taking its members in
@@ -829,9 +829,9 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 		if c.opts.Bounded {
 			most = BoundedLength
 		}
-		return grammar.Seq(grammar.Repeat(c.canonicalChar(nil), 0, most), lit(`"`))
+		return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
 	})
-	quote := lit(`"`)
+	quote := c.nodes.bytes(`"`)
 	runes := map[rune]*grammar.Node{}     // each character's literal, shared
 	deviate := map[string]*grammar.Node{} // a character but these, then any tail
 	var build func(run []string, depth int) *grammar.Node
@@ -852,17 +852,17 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 			}
 			rs = append(rs, r)
 			if runes[r] == nil {
-				runes[r] = lit(escapeRune(r))
+				runes[r] = c.nodes.bytes(escapeRune(r))
 			}
-			alts = append(alts, grammar.Seq(runes[r], build(run[:k], depth+size)))
+			alts = append(alts, c.nodes.seq(runes[r], build(run[:k], depth+size)))
 			run = run[k:]
 		}
 		if deviate[string(rs)] == nil {
-			deviate[string(rs)] = grammar.Seq(c.canonicalChar(rs), anyTail)
+			deviate[string(rs)] = c.nodes.seq(c.canonicalChar(rs), anyTail)
 		}
-		return grammar.Alt(append(alts, deviate[string(rs)])...)
+		return c.nodes.alt(append(alts, deviate[string(rs)])...)
 	}
-	return grammar.Seq(quote, build(sorted, 0))
+	return c.nodes.seq(quote, build(sorted, 0))
 }
 
 // canonicalChar is one string character in canonical encoding, other
@@ -885,10 +885,10 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 		alts = append(alts, &grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))})
 		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
 			if !slices.Contains(except, r) {
-				alts = append(alts, lit(escapeRune(r)))
+				alts = append(alts, c.nodes.bytes(escapeRune(r)))
 			}
 		}
-		return grammar.Alt(alts...)
+		return c.nodes.alt(alts...)
 	}
 	// The common case shares everything but the ASCII class.
 	excluded := []rune{0, 0x1f, '"', '"', '\\', '\\', 0x80, utf8.MaxRune}
@@ -899,11 +899,11 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 	esc := c.shared("_canonesc", func() *grammar.Node {
 		var alts []*grammar.Node
 		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
-			alts = append(alts, lit(escapeRune(r)))
+			alts = append(alts, c.nodes.bytes(escapeRune(r)))
 		}
-		return grammar.Alt(alts...)
+		return c.nodes.alt(alts...)
 	})
-	return grammar.Alt(&grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))}, multi, esc)
+	return c.nodes.alt(&grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))}, multi, esc)
 }
 
 func controlRunes() []rune {
