@@ -4,8 +4,10 @@ import "slices"
 
 // callGraph is which rules refer to which: out[a] lists the rules that
 // rule a refers to, each once, in increasing order, with how many
-// references a makes to it; in[b] lists the rules whose out holds b.
-// Counts saturate at sizeCap. inline grows it as it inlines rules.
+// references a makes to it; in[b] lists the rules whose out holds b,
+// each once. Counts saturate at sizeCap. inline grows it as it inlines
+// rules: inlining x into c leaves c in in[x], which nothing asks about
+// again, since x is then inlined everywhere.
 type callGraph struct {
 	out [][]callEdge
 	in  [][]int32

@@ -202,7 +202,7 @@ type compiler struct {
 	rule          int // the rule being compiled, for errors
 	// match is the rule's last instruction.
 	match uint32
-	// refs is what scan finds, for jumpRules; jump marks the rules
+	// refs is what scan finds, for the call graph and jumpRules; jump marks the rules
 	// compiled as jumps; jumpEntry holds the entries of the copies in
 	// the rule being compiled that its tail references jump to (its own
 	// body's too), and pending those still to compile (see jumpTo).
@@ -265,10 +265,11 @@ type refLevel struct{ target, level int }
 // a tree shares subtrees exponentially often.
 const maxVisits = 8 * MaxInst
 
-// scan checks rule i's tree, adds the references it makes to calls (by
-// rule index) and to refs (whether each is the body's last step, for
-// jumpRules), and returns its unrolled size (see nodeSize), in one
-// walk. It recurses at most MaxDepth deep, so the compile passes after
+// scan checks rule i's tree, adds the references it makes to refs (by
+// rule index, and whether each is the body's last step: the call graph
+// and jumpRules are built from them), marks the rule in repeats when its
+// body is a bounded repetition that hoists its body, and returns its
+// unrolled size (see nodeSize), in one walk. It recurses at most MaxDepth deep, so the compile passes after
 // it, which recurse as deep as the tree, are safe.
 func (c *compiler) scan(i int) (int, error) {
 	body := c.g.Rules[i].Body
@@ -558,8 +559,10 @@ func (c *compiler) emit(in Inst) uint32 {
 // trie, say, which all continue at one call of the rest of the key).
 func (c *compiler) call(rule, next uint32) uint32 {
 	if int(next) < len(c.callTo) {
-		if at := c.callTo[next]; at > 0 && c.prog.Inst[at-1].Arg == rule {
-			return at - 1
+		if at := c.callTo[next]; at > 0 {
+			if in := c.prog.Inst[at-1]; in.Op == InstCall && in.Arg == rule && in.Out == next {
+				return at - 1
+			}
 		}
 	}
 	at := c.emit(Inst{Op: InstCall, Arg: rule, Out: next})
@@ -1013,7 +1016,12 @@ func repeatCopies(n *Node) int {
 }
 
 // hoists reports whether repetition n, its body's unrolled size being
-// subs, compiles its body as a rule of its own (see hoisted).
+// subs, is estimated to compile its body as a rule of its own (see
+// hoisted): the size estimates use it. compile decides on max(Min, Max)
+// copies, where an unbounded repetition counts one more here, and on the
+// body's size with its inlined rules in place, so the two can differ;
+// the estimates, and what stays inlined, are then off, never the
+// language.
 func hoists(n *Node, subs int) bool {
 	return n.Op == OpRepeat && repeatCopies(n) > hoistCopies && satAdd(1, subs) > hoistSize
 }

@@ -18,11 +18,13 @@ const inlineBudget = 10000
 // current rule.
 //
 // A rule whose body is a bounded repetition with its body hoisted (see
-// hoisted), such as JSON's whitespace, [ \t\n\r]{0,16}, stays called
-// where it has more than one use: inlined, each use would be a copy of
-// its chain of calls (two instructions a repetition), and a JSON
-// Schema's grammar uses its whitespace rule at every comma, colon and
-// bracket; called, each use is one instruction.
+// hoisted), such as JSON's whitespace, [ \t\n\r]{0,16}, stays called:
+// inlined, each use would be a copy of its chain of calls (two
+// instructions a repetition), and a JSON Schema's grammar uses its
+// whitespace rule at every comma, colon and bracket; called, each use is
+// one instruction. (Counting its uses instead would depend on the order
+// of the rules: inlined first into a rule that has one use of it, it
+// would be copied wherever that rule is inlined.)
 //
 // It decides on the call graph (reference counts and sizes: sizes[i] is
 // the unrolled size of rules[i].Body, see nodeSize), in rule order, pass
@@ -41,7 +43,7 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 	for changed := true; changed; {
 		changed = false
 		for x := range rules {
-			if rules[x].Name == start || inlined[x] || g.count(x, x) > 0 {
+			if rules[x].Name == start || inlined[x] || repeats[x] || g.count(x, x) > 0 {
 				continue
 			}
 			uses := 0
@@ -52,7 +54,7 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 					order = append(order, int(c))
 				}
 			}
-			if uses == 0 || (repeats[x] && uses > 1) || satAdd(total, satMul(uses, size[x])) > budget {
+			if uses == 0 || satAdd(total, satMul(uses, size[x])) > budget {
 				continue
 			}
 			slices.Sort(order)

@@ -28,8 +28,9 @@ package grammar
 // is called, as before.
 
 // ruleRefs are the references of every rule's body, rule by rule (scan
-// records them): rule i's are to[at[i]:at[i+1]], tail[k] telling
-// whether reference k is its body's last step.
+// records them, and the call graph is built from them): rule i's are
+// to[at[i]:at[i+1]], tail[k] telling whether reference k is its body's
+// last step.
 type ruleRefs struct {
 	at   []int
 	to   []int

@@ -92,10 +92,11 @@ func (s *keySet) Len() int { return s.n }
 func (s *keySet) Bytes() int { return 16 * cap(s.slots) }
 
 // pcStamps is a set of instructions that empties in constant time, as
-// keySet does, but indexed by instruction: the parsers keep in one the
-// items of the set being built whose rule began at that set (the
+// keySet does, but indexed by instruction: LocalDFA keeps in one the
+// items of the state being built whose rule began at that state (the
 // predictions, most items), and in a keySet the others, which saves the
-// hashing of most lookups.
+// hashing of most lookups (the parser's itemSet does the same for every
+// origin).
 type pcStamps struct {
 	gen []uint32 // per instruction: the generation that added it
 	cur uint32
