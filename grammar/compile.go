@@ -567,8 +567,10 @@ func (c *compiler) call(rule, next uint32) uint32 {
 	}
 	at := c.emit(Inst{Op: InstCall, Arg: rule, Out: next})
 	if c.err == nil {
-		if int(next) >= len(c.callTo) {
-			c.callTo = append(c.callTo, make([]uint32, len(c.prog.Inst)-len(c.callTo))...)
+		if int(next) >= len(c.callTo) { // grow ahead: calls come all along the program
+			grown := make([]uint32, max(cap(c.prog.Inst), 2*len(c.callTo), int(next)+1))
+			copy(grown, c.callTo)
+			c.callTo = grown
 		}
 		c.callTo[next] = at + 1
 	}
