@@ -50,6 +50,7 @@ func (ps *Parser) ContextKey(t *ContextTable) uint32 {
 	if ps.ctxTab != t {
 		ps.ctxTab = t
 		ps.ctxLive, ps.ctxCommitted = ps.ctxLive[:0], ps.ctxCommitted[:0]
+		ps.ctxLast = 0
 	}
 	return ps.setKey(ps.top(), false)
 }
@@ -80,6 +81,13 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 		ps.ctxPairs = append(ps.ctxPairs, uint64(it.pc)<<32|uint64(ref))
 	}
 	pairs := ps.ctxPairs[start:]
+	if !callsOnly && ps.ctxLast != 0 && slices.Equal(pairs, ps.ctxLastPairs) {
+		return ps.ctxLast // the state the last key was of, its items in the same order
+	}
+	if !callsOnly {
+		ps.ctxLastPairs = append(ps.ctxLastPairs[:0], pairs...)
+		ps.ctxLast = 0 // set below, when the table holds the key
+	}
 	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
 	key := ps.ctxBuf[:0]
@@ -97,6 +105,8 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 		if memo = ps.keyMemo(i); memo != nil { // the recursion may have grown the memo
 			*memo = id
 		}
+	} else {
+		ps.ctxLast = id
 	}
 	return id
 }

@@ -35,7 +35,8 @@ func continuations(ps *Parser, alphabet []byte, n int) []bool {
 
 // TestContextKey checks that states with the same ContextKey accept the
 // same continuations, that keys do not depend on commits and pops along
-// the way, and that recurring states share keys.
+// the way or on the key asked for before, and that recurring states
+// share keys.
 func TestContextKey(t *testing.T) {
 	prog, err := grammar.Compile(jsonishGrammar())
 	require.NoError(t, err)
@@ -69,6 +70,12 @@ func TestContextKey(t *testing.T) {
 			}
 			key := committing.ContextKey(&tab)
 			assert.Equal(t, key, fresh.ContextKey(&tab), "%q at %d: commits change the key", sent, i)
+			// A new parser computes the key without the last one to go by.
+			replay := NewParser(prog)
+			for _, b := range []byte(sent[:i]) {
+				require.True(t, replay.Push(b))
+			}
+			assert.Equal(t, key, replay.ContextKey(&tab), "%q at %d: the key the last one stood for is stale", sent, i)
 			cont := continuations(fresh, alphabet, 3)
 			if prev, ok := seen[key]; ok {
 				assert.Equal(t, prev, cont, "%q at %d: same key, different continuations", sent, i)

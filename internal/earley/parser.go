@@ -69,6 +69,12 @@ type Parser struct {
 	ctxCommitted []uint32
 	ctxBuf       []uint32
 	ctxPairs     []uint64
+	// ctxLast is the key ContextKey returned last (0 none), and
+	// ctxLastPairs its state's items, unsorted, as ContextKey listed
+	// them: a state that lists the same has the same key, found without
+	// sorting and interning (a string's characters, one after another).
+	ctxLast      uint32
+	ctxLastPairs []uint64
 	// The work budget: left is what remains of budget for the set being
 	// built, less the call items its completions have scanned; a set
 	// that goes below 0 is abandoned, and err says so (see Err). total
