@@ -103,14 +103,19 @@ type pcStamps struct {
 }
 
 // reset empties the set, for a program of n instructions.
-func (s *pcStamps) reset(n int) {
-	if len(s.gen) != n {
-		s.gen, s.cur = make([]uint32, n), 0
+func (s *pcStamps) reset(n int) { nextGeneration(&s.gen, &s.cur, n) }
+
+// nextGeneration starts a new generation cur of a table of n stamps,
+// which empties it: made anew when its size changes, cleared when the
+// generation wraps.
+func nextGeneration[T any](stamps *[]T, cur *uint32, n int) {
+	if len(*stamps) != n {
+		*stamps, *cur = make([]T, n), 0
 	}
-	s.cur++
-	if s.cur == 0 { // wrapped: clear the stamps
-		clear(s.gen)
-		s.cur = 1
+	*cur++
+	if *cur == 0 { // wrapped: clear the stamps
+		clear(*stamps)
+		*cur = 1
 	}
 }
 
@@ -143,14 +148,7 @@ type pcOrigin struct{ gen, origin uint32 }
 
 // reset empties the set, for a program of n instructions.
 func (s *itemSet) reset(n int) {
-	if len(s.first) != n {
-		s.first, s.cur = make([]pcOrigin, n), 0
-	}
-	s.cur++
-	if s.cur == 0 { // wrapped: clear the stamps
-		clear(s.first)
-		s.cur = 1
-	}
+	nextGeneration(&s.first, &s.cur, n)
 	s.more.Reset()
 }
 
