@@ -85,7 +85,8 @@ func metaCheckOrdered(doc any, sorted bool) error {
 					if err != nil {
 						return err
 					}
-					for u, b := range vm {
+					for u := range w.keys(vm) {
+						b := vm[u]
 						if !santhosh.Formats["uri"](u) {
 							return w.fail("%q is not valid uri", u)
 						}
@@ -148,8 +149,8 @@ func metaCheckOrdered(doc any, sorted bool) error {
 					if err != nil {
 						return err
 					}
-					for d, ns := range dm {
-						if err := w.in(d, func() error { return names(ns) }); err != nil {
+					for d := range w.keys(dm) {
+						if err := w.in(d, func() error { return names(dm[d]) }); err != nil {
 							return err
 						}
 					}

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -92,19 +93,39 @@ func checkSchema(doc any, raw []byte, opts Options) error {
 }
 
 // schemaError is the *Error for a schema the validator finds invalid:
-// at the pointer of the first fault it names, with its message.
+// at the pointer of one fault it names, with its message. Of several,
+// the one at the least pointer (then keyword path, then message): the
+// validator walks a schema's objects in map order, so the order of its
+// causes changes from run to run.
 func schemaError(err error) error {
 	var ve *santhosh.ValidationError
 	if !errors.As(err, &ve) {
 		return &Error{Pointer: "#", Msg: err.Error(), Err: err}
 	}
-	leaf := ve
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
-	}
+	leaf := firstFault(ve)
 	e := &Error{Pointer: "#" + leaf.InstanceLocation, Msg: "invalid schema: " + leaf.Message, Err: err}
 	if i := strings.LastIndexByte(e.Pointer, '/'); i >= 0 {
 		e.Pointer, e.Keyword = e.Pointer[:i], e.Pointer[i+1:]
 	}
 	return e
+}
+
+// firstFault returns, of the faults under ve (the causes without causes
+// of their own), the least by instance pointer, keyword path and
+// message.
+func firstFault(ve *santhosh.ValidationError) *santhosh.ValidationError {
+	if len(ve.Causes) == 0 {
+		return ve
+	}
+	var best *santhosh.ValidationError
+	for _, c := range ve.Causes {
+		f := firstFault(c)
+		if best == nil || cmp.Or(
+			cmp.Compare(f.InstanceLocation, best.InstanceLocation),
+			cmp.Compare(f.KeywordLocation, best.KeywordLocation),
+			cmp.Compare(f.Message, best.Message)) < 0 {
+			best = f
+		}
+	}
+	return best
 }

@@ -293,3 +293,27 @@ func FuzzMetaCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestSchemaErrorsDeterministic checks that a schema with several
+// faults gets the same error every time, under each draft's check (the
+// validator's and reins' own walks visit objects in map order).
+func TestSchemaErrorsDeterministic(t *testing.T) {
+	faults := `"properties": {"b": {"maxLength": -1}, "a": {"minimum": "x"}, "c": {"type": "strin"}, "d": {"maxItems": -2}},
+		"definitions": {"x": {"minLength": -1}, "y": {"type": 1}},
+		"dependencies": {"p": {"maxLength": -1}, "q": {"type": 2}},
+		"patternProperties": {"(": {}, "[": {}}`
+	for _, draft := range []string{
+		`"$schema": "http://json-schema.org/draft-04/schema#",`,
+		`"$schema": "http://json-schema.org/draft-07/schema#",`,
+		``, // 2020-12
+		`"dependentRequired": {"m": [1], "n": [2]}, "$vocabulary": {"::": true, ":::": false},`,
+	} {
+		schema := []byte("{" + draft + faults + "}")
+		_, first := Compile(schema, Options{})
+		require.Error(t, first, "%s", schema)
+		for range 30 {
+			_, err := Compile(schema, Options{})
+			require.Equal(t, first.Error(), err.Error(), "%s", schema)
+		}
+	}
+}

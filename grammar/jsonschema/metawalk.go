@@ -123,8 +123,8 @@ func (w *metaWalk) schemaMap(v any) error {
 	if err != nil {
 		return err
 	}
-	for k, x := range m {
-		if err := w.in(k, func() error { return w.check(x) }); err != nil {
+	for k := range w.keys(m) {
+		if err := w.in(k, func() error { return w.check(m[k]) }); err != nil {
 			return err
 		}
 	}
@@ -175,7 +175,7 @@ func (w *metaWalk) patternProperties(v any) error {
 	if err != nil {
 		return err
 	}
-	for p := range m {
+	for p := range w.keys(m) {
 		if !santhosh.Formats["regex"](p) {
 			return w.fail("%q is not valid regex", p)
 		}
@@ -202,7 +202,8 @@ func (w *metaWalk) dependencies(v any, names func(any) error) error {
 	if err != nil {
 		return err
 	}
-	for d, x := range m {
+	for d := range w.keys(m) {
+		x := m[d]
 		err := w.in(d, func() error {
 			if w.check(x) == nil || names(x) == nil {
 				return nil
