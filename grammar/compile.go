@@ -202,10 +202,11 @@ type compiler struct {
 	rule          int // the rule being compiled, for errors
 	// match is the rule's last instruction.
 	match uint32
-	// refs is what scan finds, for the call graph and jumpRules; jump marks the rules
-	// compiled as jumps; jumpEntry holds the entries of the copies in
-	// the rule being compiled that its tail references jump to (its own
-	// body's too), and pending those still to compile (see jumpTo).
+	// refs is what scan finds, for the call graph and jumpRules; jump
+	// marks the rules compiled as jumps; jumpEntry holds the entries of
+	// the copies in the rule being compiled that its tail references
+	// jump to (its own body's too), and pending those still to compile
+	// (see jumpTo).
 	refs      ruleRefs
 	jump      []bool
 	jumpEntry map[int]uint32
@@ -269,8 +270,9 @@ const maxVisits = 8 * MaxInst
 // rule index, and whether each is the body's last step: the call graph
 // and jumpRules are built from them), marks the rule in repeats when its
 // body is a bounded repetition that hoists its body, and returns its
-// unrolled size (see nodeSize), in one walk. It recurses at most MaxDepth deep, so the compile passes after
-// it, which recurse as deep as the tree, are safe.
+// unrolled size (see nodeSize), in one walk. It recurses at most
+// MaxDepth deep, so the compile passes after it, which recurse as deep
+// as the tree, are safe.
 func (c *compiler) scan(i int) (int, error) {
 	body := c.g.Rules[i].Body
 	if body == nil {
