@@ -343,6 +343,15 @@ func compileWithin(eng maskEngine, schema []byte, limit time.Duration) (maskSess
 	}
 }
 
+// micros formats a time in µs for the report: with two decimals below
+// 10 µs, where the TBM medians sit and a tenth is a large step, else one.
+func micros(us float64) string {
+	if us < 10 {
+		return fmt.Sprintf("%.2f", us)
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
 // defaultGOGC is --gogc's default: 200, or 0 (the runtime's setting)
 // when the environment sets GOGC.
 func defaultGOGC() int {
@@ -385,7 +394,7 @@ func printMaskbench(w io.Writer, rs []maskbenchResult, took time.Duration) float
 			sum += x
 		}
 		q := func(p float64) float64 { return xs[min(len(xs)-1, int(p*float64(len(xs))))] }
-		fmt.Fprintf(w, "%-10s %9.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %10.1f\n", name, sum/float64(len(xs)), q(0.25), q(0.5), q(0.75), q(0.9), q(0.95), q(0.99), q(0.999), xs[len(xs)-1])
+		fmt.Fprintf(w, "%-10s %9s %8s %8s %8s %8s %8s %9s %9s %10s\n", name, micros(sum/float64(len(xs))), micros(q(0.25)), micros(q(0.5)), micros(q(0.75)), micros(q(0.9)), micros(q(0.95)), micros(q(0.99)), micros(q(0.999)), micros(xs[len(xs)-1]))
 	}
 	fmt.Fprintf(w, "%-10s %9s %8s %8s %8s %8s %8s %9s %9s %10s   (µs)\n", "", "avg", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max")
 	row("TBM", tbm) // sorts tbm
