@@ -148,16 +148,16 @@ func bitsHash(bits []uint32) uint64 {
 	return h ^ h>>29
 }
 
-// stateMask returns the cached masks of the matcher's current state,
-// computing them on first use.
-func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []uint32) {
-	sigBuf = p.Signature(sigBuf[:0], a.canon)
-	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sigBuf))), 4*len(sigBuf))
+// stateMask returns the cached masks of p's current state, whose
+// signature (earley.Parser.Signature) is sig, computing them on first
+// use.
+func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sig))), 4*len(sig))
 	a.mu.RLock()
 	e := a.masks[key]
 	a.mu.RUnlock()
 	if e != nil {
-		return e, sigBuf
+		return e
 	}
 	a.build.Lock()
 	defer a.build.Unlock()
@@ -165,7 +165,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	e = a.masks[key]
 	a.mu.RUnlock()
 	if e != nil { // computed while this goroutine waited
-		return e, sigBuf
+		return e
 	}
 	e = &stateMask{}
 	s0 := a.dfa.Start(p)
@@ -218,7 +218,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sigBuf []uint32) (*stateMask, []
 	}
 	a.masks[strings.Clone(key)] = e
 	a.mu.Unlock()
-	return e, sigBuf
+	return e
 }
 
 // walkContextDependent calls allow for each token of cd that the parse

@@ -30,8 +30,7 @@ func (a *Automaton) ExactStates() int { return a.exact }
 // StateBits returns the bitset of the matcher's current state mask, nil
 // when it keeps a list instead.
 func (m *Matcher) StateBits() []uint32 {
-	e, _ := m.a.stateMask(m.p, nil)
-	return e.bits
+	return m.stateMask().bits
 }
 
 // SharedBits is sharedBits, for tests of its bound.

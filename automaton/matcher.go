@@ -30,8 +30,18 @@ type Matcher struct {
 	endAt  int     // len(steps) right after that token
 	tok    int     // the token being tested by inSet
 	sig    []uint32
-	mask   []uint32 // the mask being filled, for allow
-	allow  func(tok int32)
+	// last is the state mask of the step FillMask saw last, and
+	// lastListing that step's items (earley.Parser.Listing): a step that
+	// lists the same, as the next character of a string often does, has
+	// the same mask, found without a sort or a lookup.
+	last        *stateMask
+	lastListing []uint32
+	// lastCD is the context-dependent tokens the whole state of key
+	// lastCDKey (0 none) allows, as the automaton's cache holds them.
+	lastCDKey uint32
+	lastCD    []int32
+	mask      []uint32 // the mask being filled, for allow
+	allow     func(tok int32)
 	// allowed collects the context-dependent tokens allow sets.
 	allowed []int32
 	// memo keeps the prices of finishing after the rules of earlier
@@ -58,8 +68,7 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	if err := m.p.Err(); err != nil {
 		return err
 	}
-	var e *stateMask
-	e, m.sig = m.a.stateMask(m.p, m.sig)
+	e := m.stateMask()
 	e.fill(mask)
 	if e.cd != nil {
 		// The walk parses each context-dependent token: its work is
@@ -87,16 +96,34 @@ func (m *Matcher) FillMask(mask []uint32) error {
 	return nil
 }
 
+// stateMask returns the current step's state mask: the last one when
+// the step lists its items as the last step FillMask saw did.
+func (m *Matcher) stateMask() *stateMask {
+	m.sig = m.p.Listing(m.sig[:0], m.a.canon)
+	if m.last != nil && slices.Equal(m.sig, m.lastListing) {
+		return m.last
+	}
+	m.lastListing = append(m.lastListing[:0], m.sig...)
+	slices.Sort(m.sig)
+	m.sig = slices.Compact(m.sig)
+	m.last = m.a.stateMask(m.p, m.sig)
+	return m.last
+}
+
 // fillContextDependent sets the bits of the context-dependent tokens
 // cd that the whole parse state allows: from the cache when this state
 // was seen before, else by walking them through the parser.
 func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	a := m.a
 	key := m.p.ContextKey(&a.contexts)
-	a.mu.RLock()
-	toks, ok := a.cdDone[key]
-	a.mu.RUnlock()
+	toks, ok := m.lastCD, key == m.lastCDKey
+	if !ok {
+		a.mu.RLock()
+		toks, ok = a.cdDone[key]
+		a.mu.RUnlock()
+	}
 	if ok && key != 0 {
+		m.lastCDKey, m.lastCD = key, toks
 		for _, tok := range toks {
 			mask[tok/32] |= 1 << (tok % 32)
 		}
@@ -245,7 +272,7 @@ func (m *Matcher) Restore(mark int) {
 // StateBytes returns the memory of the matcher's own state in bytes (the
 // shared automaton excluded).
 func (m *Matcher) StateBytes() int {
-	return m.p.StateBytes() + 4*cap(m.bounds) + 4*cap(m.sig)
+	return m.p.StateBytes() + 4*cap(m.bounds) + 4*cap(m.sig) + 4*cap(m.lastListing)
 }
 
 // Clone returns an independent matcher in the same state.

@@ -547,8 +547,19 @@ func (ps *Parser) CopyFrom(other *Parser) {
 // instruction pc counts as canon[pc]: instructions a caller knows to be
 // alike for its purpose share a key (see grammar.RepeatCopies).
 func (ps *Parser) Signature(buf []uint32, canon []uint32) []uint32 {
-	cur := uint32(ps.top())
 	start := len(buf)
+	buf = ps.Listing(buf, canon)
+	sig := buf[start:]
+	slices.Sort(sig)
+	return buf[:start+len(slices.Compact(sig))]
+}
+
+// Listing appends to buf what Signature keys, in the order the step
+// holds its items, unsorted: steps with equal listings have equal
+// signatures, and a caller that remembers the last one tells a step
+// that repeats it (a string's characters, say) without sorting.
+func (ps *Parser) Listing(buf []uint32, canon []uint32) []uint32 {
+	cur := uint32(ps.top())
 	for _, it := range ps.set(int(cur)) {
 		pc := it.pc
 		if canon != nil {
@@ -560,7 +571,5 @@ func (ps *Parser) Signature(buf []uint32, canon []uint32) []uint32 {
 		}
 		buf = append(buf, k)
 	}
-	sig := buf[start:]
-	slices.Sort(sig)
-	return buf[:start+len(slices.Compact(sig))]
+	return buf
 }
