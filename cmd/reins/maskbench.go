@@ -124,9 +124,10 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 		}
 		var results []maskbenchResult
 		start := time.Now()
+		c := newCompiler(eng)
 		for i, f := range files {
 			fmt.Fprintf(stderr, "\r%s: %d/%d schemas", engine, i+1, len(files))
-			r := maskbenchOne(f, eng, v, tok, *limit)
+			r := maskbenchOne(f, c, v, tok, *limit)
 			r.Engine = engine
 			results = append(results, r)
 			if jsonl != nil {
@@ -135,6 +136,7 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
+		c.stop()
 		fmt.Fprintln(stderr)
 		if len(engines) > 1 {
 			fmt.Fprintf(stdout, "engine %s\n", engine)
@@ -217,7 +219,7 @@ func (s llamaSession) close()                 { s.g.Close() }
 // (TTFM), then for every test instance serialised as Python does and
 // tokenized, mask and commit token by token (TBM), and after a fully
 // committed valid instance, whether the end is allowed (untimed).
-func maskbenchOne(path string, eng maskEngine, v *vocab.Vocab, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
+func maskbenchOne(path string, c *compiler, v *vocab.Vocab, tok *llama.Tokenizer, limit time.Duration) maskbenchResult {
 	r := maskbenchResult{File: filepath.Base(path)}
 	fail := func(status, msg string) maskbenchResult {
 		r.Status, r.StrictStatus, r.Error = status, status, msg
@@ -239,7 +241,7 @@ func maskbenchOne(path string, eng maskEngine, v *vocab.Vocab, tok *llama.Tokeni
 	}
 	deadline := time.Now().Add(limit)
 	t0 := time.Now()
-	m, err := compileWithin(eng, mb.Schema, limit)
+	m, err := c.compileWithin(mb.Schema, limit)
 	if err == errTimeout {
 		return fail("timeout", "compiling took longer than --timeout")
 	}
@@ -317,23 +319,58 @@ func maskbenchOne(path string, eng maskEngine, v *vocab.Vocab, tok *llama.Tokeni
 // errTimeout is a compile that --timeout stopped waiting for.
 var errTimeout = errors.New("timeout")
 
-// compileWithin compiles schema, giving up after limit: the compile then
-// goes on in the background, where it can only finish or fail, and the
-// benchmark moves on.
-func compileWithin(eng maskEngine, schema []byte, limit time.Duration) (maskSession, error) {
-	type result struct {
-		m   maskSession
-		err error
-	}
-	done := make(chan result, 1)
+// compiler runs a run's compiles on one goroutine, whose stack stays
+// grown from one schema to the next, as a server's goroutines' do: on a
+// new goroutine, each compile would spend tens of microseconds growing
+// its stack, about a tenth of a median schema's TTFM.
+type compiler struct {
+	eng  maskEngine
+	jobs chan compileJob
+}
+
+type compileJob struct {
+	schema []byte
+	done   chan compileResult
+}
+
+type compileResult struct {
+	m   maskSession
+	err error
+}
+
+func newCompiler(eng maskEngine) *compiler {
+	c := &compiler{eng: eng}
+	c.start()
+	return c
+}
+
+// start gives the compiler a new goroutine.
+func (c *compiler) start() {
+	jobs := make(chan compileJob)
 	go func() {
-		m, err := eng.compile(schema)
-		done <- result{m, err}
+		for j := range jobs {
+			m, err := c.eng.compile(j.schema)
+			j.done <- compileResult{m, err}
+		}
 	}()
+	c.jobs = jobs
+}
+
+// stop ends the compiler's goroutine once it is done.
+func (c *compiler) stop() { close(c.jobs) }
+
+// compileWithin compiles schema, giving up after limit: the compile then
+// goes on in the background, where it can only finish or fail, on a
+// goroutine the compiler leaves to it, and the benchmark moves on.
+func (c *compiler) compileWithin(schema []byte, limit time.Duration) (maskSession, error) {
+	done := make(chan compileResult, 1)
+	c.jobs <- compileJob{schema, done}
 	select {
 	case r := <-done:
 		return r.m, r.err
 	case <-time.After(limit):
+		c.stop()
+		c.start()
 		go func() { // free the session if the compile ever ends
 			if r := <-done; r.err == nil {
 				r.m.close()
