@@ -128,3 +128,58 @@ func TestContextTableMax(t *testing.T) {
 	assert.Equal(t, keys[0], fresh.ContextKey(&tab), "a held state keeps its key")
 	assert.NotZero(t, keys[0])
 }
+
+// TestContextKeyListed checks that keys found by a state's listing (the
+// pairs as listed, unsorted) name the same states as keys found by
+// sorting: one table answers from its listings, the other forgets them
+// before every key, and the two tables' keys match one to one.
+func TestContextKeyListed(t *testing.T) {
+	prog, err := grammar.Compile(jsonishGrammar())
+	require.NoError(t, err)
+	var listedTab, sortedTab ContextTable
+	byListed, bySorted := map[uint32]uint32{}, map[uint32]uint32{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte(`{}[],:" 01anx`)
+	for _, sent := range []string{
+		`{"a": [1,2, "x\"y"], "bcd":{"e":null}}`,
+		`["hello", {"k":"v"}, [[]], 123, [["ab"], ["ab"]]]`,
+		`{"a": {"a": {"a": "xx", "b": "xx"}, "b": 1}, "b": [{"a": "xx"}]}`,
+	} {
+		a, b := NewParser(prog), NewParser(prog)
+		for i := range len(sent) {
+			require.True(t, a.Push(sent[i]))
+			require.True(t, b.Push(sent[i]))
+			for range 3 { // and a detour of a byte or two, popped again
+				n := 0
+				for range 1 + rng.IntN(2) {
+					c := alphabet[rng.IntN(len(alphabet))]
+					if a.Push(c) {
+						require.True(t, b.Push(c))
+						n++
+					}
+				}
+				for _, k := range [][2]uint32{{a.ContextKey(&listedTab), forget(&sortedTab, b)}} {
+					if old, ok := byListed[k[0]]; ok {
+						assert.Equal(t, old, k[1], "%q at %d: one listed key, two sorted ones", sent, i)
+					}
+					if old, ok := bySorted[k[1]]; ok {
+						assert.Equal(t, old, k[0], "%q at %d: one sorted key, two listed ones", sent, i)
+					}
+					byListed[k[0]], bySorted[k[1]] = k[1], k[0]
+				}
+				a.Pop(n)
+				b.Pop(n)
+			}
+		}
+	}
+	assert.NotEmpty(t, listedTab.listed)
+	assert.Greater(t, len(byListed), 50)
+}
+
+// forget returns ps's key in tab with tab's listings forgotten first,
+// so that the key is found by sorting.
+func forget(tab *ContextTable, ps *Parser) uint32 {
+	tab.listed = nil
+	ps.ctxLast = 0 // and the parser's last key
+	return ps.ContextKey(tab)
+}

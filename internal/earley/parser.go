@@ -69,6 +69,7 @@ type Parser struct {
 	ctxCommitted []uint32
 	ctxBuf       []uint32
 	ctxPairs     []uint64
+	ctxSorted    []uint64 // scratch for a key's pairs, sorted
 	// ctxLast is the key ContextKey returned last (0 none), and
 	// ctxLastPairs its state's items, unsorted, as ContextKey listed
 	// them: a state that lists the same has the same key, found without
