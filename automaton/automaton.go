@@ -32,6 +32,10 @@ type Automaton struct {
 	// it (XGrammar's context-independent and context-dependent tokens).
 	mu    sync.RWMutex
 	masks map[string]*stateMask
+	// listed holds, under mu, the state masks by listing (the items in
+	// the order a parser holds them, earley.Parser.Listing), so that a
+	// step listed as one before is found without sorting its signature.
+	listed map[string]*stateMask
 	// tokenCosts prices the ways to finish in tokens, built on first use
 	// (see budget.go).
 	costsOnce  sync.Once
@@ -147,6 +151,34 @@ func bitsHash(bits []uint32) uint64 {
 	}
 	return h ^ h>>29
 }
+
+// listedMask returns the state mask of a step whose items
+// earley.Parser.Listing listed as listing, when a step listed so was
+// seen before; nil otherwise.
+func (a *Automaton) listedMask(listing []uint32) *stateMask {
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(listing))), 4*len(listing))
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.listed[key]
+}
+
+// addListedMask records the state mask of steps listed as listing, up
+// to maxListed listings.
+func (a *Automaton) addListedMask(listing []uint32, e *stateMask) {
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(listing))), 4*len(listing))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.listed) >= maxListed {
+		return
+	}
+	if a.listed == nil {
+		a.listed = map[string]*stateMask{}
+	}
+	a.listed[strings.Clone(key)] = e
+}
+
+// maxListed bounds how many listings an Automaton remembers.
+const maxListed = 1 << 20
 
 // stateMask returns the cached masks of p's current state, whose
 // signature (earley.Parser.Signature) is sig, computing them on first

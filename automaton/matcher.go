@@ -104,9 +104,14 @@ func (m *Matcher) stateMask() *stateMask {
 		return m.last
 	}
 	m.lastListing = append(m.lastListing[:0], m.sig...)
+	if e := m.a.listedMask(m.sig); e != nil {
+		m.last = e
+		return e
+	}
 	slices.Sort(m.sig)
 	m.sig = slices.Compact(m.sig)
 	m.last = m.a.stateMask(m.p, m.sig)
+	m.a.addListedMask(m.lastListing, m.last)
 	return m.last
 }
 
