@@ -35,7 +35,8 @@ type Automaton struct {
 	// listed holds, under mu, the state masks by listing (the items in
 	// the order a parser holds them, earley.Parser.Listing), so that a
 	// step listed as one before is found without sorting its signature.
-	listed map[string]*stateMask
+	listed      map[string]*stateMask
+	listedBytes int // the listings' bytes, at most maxListedBytes
 	// tokenCosts prices the ways to finish in tokens, built on first use
 	// (see budget.go).
 	costsOnce  sync.Once
@@ -67,6 +68,8 @@ type Automaton struct {
 	// that allow the same tokens share one (see sharedBits).
 	bitsets map[uint64][][]uint32
 	bitsBuf []uint32 // scratch for a state's bitset, under build
+	// maskWork bounds a mask's parsing work: MaskWork, less in tests.
+	maskWork int64
 	// exact counts the state masks taken from Trie.upTo, for tests.
 	exact int
 }
@@ -113,7 +116,8 @@ func (e *stateMask) fill(mask []uint32) {
 }
 
 // sharedBits returns a bitset equal to bits that another state already
-// has, or a copy of bits, which it keeps for the states to come. Different states
+// has, or a copy of bits, which it keeps for the states to come (up to
+// maxSameHash under one hash). Different states
 // often allow the same tokens (a number at any of an object's members,
 // say, when no token reaches the next member's name), and a bitset that
 // many states share is more likely to be in cache when a mask copies it:
@@ -162,23 +166,34 @@ func (a *Automaton) listedMask(listing []uint32) *stateMask {
 	return a.listed[key]
 }
 
-// addListedMask records the state mask of steps listed as listing, up
-// to maxListed listings.
+// addListedMask records the state mask of steps listed as listing,
+// while the listings hold at most maxListedBytes.
 func (a *Automaton) addListedMask(listing []uint32, e *stateMask) {
+	a.mu.RLock()
+	full := a.listedBytes+4*len(listing) > maxListedBytes
+	a.mu.RUnlock()
+	if full {
+		return
+	}
 	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(listing))), 4*len(listing))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.listed) >= maxListed {
+	if a.listedBytes+len(key) > maxListedBytes {
 		return
 	}
 	if a.listed == nil {
 		a.listed = map[string]*stateMask{}
 	}
-	a.listed[strings.Clone(key)] = e
+	if _, ok := a.listed[key]; !ok {
+		a.listed[strings.Clone(key)] = e
+		a.listedBytes += len(key)
+	}
 }
 
-// maxListed bounds how many listings an Automaton remembers.
-const maxListed = 1 << 20
+// maxListedBytes bounds the listings an Automaton remembers, in bytes:
+// a grammar whose sets grow with the input (x ::= "a" x y | "a") lists
+// a longer set at every step, under one signature.
+const maxListedBytes = 4 << 20
 
 // stateMask returns the cached masks of p's current state, whose
 // signature (earley.Parser.Signature) is sig, computing them on first
@@ -328,7 +343,7 @@ func (a *Automaton) CachedStates() int {
 // every grammar on v; build it once with NewTrie). A token terminal
 // that names no token of v is an error.
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
-	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog)}
+	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork}
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts

@@ -2,6 +2,7 @@ package automaton_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/fixture"
+	"github.com/reins-go/reins/internal/shared"
 )
 
 // fewestTokens finds, by breadth-first search over the tokens each mask
@@ -181,4 +183,32 @@ func TestMaskWorkBudget(t *testing.T) {
 	assert.ErrorIs(t, m.Advance(fixture.Raw('a')), earley.ErrWorkBudget)
 	m.Reset()
 	require.NoError(t, m.FillMask(mask), "Reset starts over")
+}
+
+// TestMaskWorkCutShortNotCached: a mask whose context-dependent walk
+// stops at its work bound fails, and leaves nothing in the cache: a new
+// matcher in the same state fails as well, instead of taking the tokens
+// found before the stop as the whole mask.
+func TestMaskWorkCutShortNotCached(t *testing.T) {
+	v := llama3Vocab(t)
+	src, err := os.ReadFile(shared.Path(t, "gbnf/json.gbnf"))
+	require.NoError(t, err)
+	a := bindGBNF(t, v, string(src))
+	a.Plain() // context-dependent tokens are walked with the parser
+	a.SetMaskWork(1)
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	failed := 0
+	for _, text := range []string{`{"k": [[`, `{"a": [1`, `{"a": {"b": 1`} {
+		for range 2 {
+			m := a.NewMatcher()
+			for i := range len(text) {
+				require.True(t, m.Parser().Push(text[i]))
+			}
+			if err := m.FillMask(mask); err != nil {
+				assert.ErrorIs(t, err, earley.ErrWorkBudget)
+				failed++
+			}
+		}
+	}
+	assert.Equal(t, 6, failed, "each mask, the second in each state too, passes the bound")
 }

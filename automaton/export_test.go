@@ -35,3 +35,15 @@ func (m *Matcher) StateBits() []uint32 {
 
 // SharedBits is sharedBits, for tests of its bound.
 func (a *Automaton) SharedBits(bits []uint32) []uint32 { return a.sharedBits(bits) }
+
+// ListedBytes returns the bytes of the automaton's listings and of its
+// context table's.
+func (a *Automaton) ListedBytes() (masks, contexts int) {
+	return a.listedBytes, a.contexts.ListedBytes()
+}
+
+// MaxListedBytes is maxListedBytes, for tests.
+const MaxListedBytes = maxListedBytes
+
+// SetMaskWork sets the bound of a mask's parsing work (MaskWork).
+func (a *Automaton) SetMaskWork(n int64) { a.maskWork = n }

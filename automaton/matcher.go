@@ -74,11 +74,11 @@ func (m *Matcher) FillMask(mask []uint32) error {
 		// The walk parses each context-dependent token: its work is
 		// bounded, so that an ambiguous grammar fails the step instead of
 		// taking minutes.
-		m.p.SetWorkLimit(m.p.Work() + MaskWork)
+		m.p.SetWorkLimit(m.p.Work() + m.a.maskWork)
 		m.fillContextDependent(e.cd, mask)
 		m.p.SetWorkLimit(0)
 		if err := m.p.Err(); err != nil {
-			return fmt.Errorf("automaton: the mask's parse passed its budget of %d units (MaskWork): %w", MaskWork, err)
+			return fmt.Errorf("automaton: the mask's parse passed its budget of %d units (MaskWork): %w", m.a.maskWork, err)
 		}
 	}
 	if len(m.a.tokenSets) > 0 { // else no token terminal can wait
@@ -103,6 +103,7 @@ func (m *Matcher) stateMask() *stateMask {
 	if m.last != nil && slices.Equal(m.sig, m.lastListing) {
 		return m.last
 	}
+	m.last = nil // until the mask of this listing is known
 	m.lastListing = append(m.lastListing[:0], m.sig...)
 	if e := m.a.listedMask(m.sig); e != nil {
 		m.last = e
@@ -136,8 +137,8 @@ func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	}
 	m.mask, m.allowed = mask, m.allowed[:0]
 	a.walkContextDependent(cd, m.p, m.allow)
-	if key == 0 {
-		return // a state past maxContexts: not cached
+	if key == 0 || m.p.Err() != nil {
+		return // a state past maxContexts, or a walk cut short by its budget: not cached
 	}
 	a.mu.Lock()
 	if a.cdTokens+len(m.allowed) <= cdCacheMax {

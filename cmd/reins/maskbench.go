@@ -319,10 +319,12 @@ func maskbenchOne(path string, c *compiler, v *vocab.Vocab, tok *llama.Tokenizer
 // errTimeout is a compile that --timeout stopped waiting for.
 var errTimeout = errors.New("timeout")
 
-// compiler runs a run's compiles on one goroutine, whose stack stays
-// grown from one schema to the next, as a server's goroutines' do: on a
-// new goroutine, each compile would spend tens of microseconds growing
-// its stack, about a tenth of a median schema's TTFM.
+// compiler runs a run's compiles on one goroutine, whose stack usually
+// stays grown from one schema to the next, as a server's goroutines'
+// do (the runtime halves an idle stack at a collection only when it
+// uses under a quarter of it): on a new goroutine, each compile would
+// spend tens of microseconds growing its stack, about a tenth of a
+// median schema's TTFM.
 type compiler struct {
 	eng  maskEngine
 	jobs chan compileJob

@@ -12,8 +12,9 @@ import (
 // keys compare.
 type ContextTable struct {
 	// Max bounds how many keys the table holds, and how many listings
-	// of them, so that a long-lived one's memory stays bounded; 0 is no
-	// bound. Once it is full, states it does not hold get no key.
+	// of them (which also take at most 8 MB), so that a long-lived
+	// one's memory stays bounded; 0 is no bound. Once it is full,
+	// states it does not hold get no key.
 	Max int
 
 	mu  sync.Mutex
@@ -22,7 +23,15 @@ type ContextTable struct {
 	// the calls-only flag last, to their key's id: a state met again in
 	// the same order costs a lookup, not a sort and a lookup (MaskBench's
 	// median mask is about 3% faster).
-	listed map[string]uint32
+	listed      map[string]uint32
+	listedBytes int // the listings' bytes, at most maxListedBytes
+}
+
+// ListedBytes returns the bytes of the listings the table holds.
+func (t *ContextTable) ListedBytes() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.listedBytes
 }
 
 // lookupListed returns the id of the listed pairs, 0 when unknown.
@@ -38,14 +47,20 @@ func (t *ContextTable) addListed(listed []uint64, id uint32) {
 	s := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(listed))), 8*len(listed))
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.Max > 0 && len(t.listed) >= t.Max {
+	if t.Max > 0 && len(t.listed) >= t.Max || t.listedBytes+len(s) > maxListedBytes {
 		return
 	}
 	if t.listed == nil {
 		t.listed = map[string]uint32{}
 	}
 	t.listed[strings.Clone(s)] = id
+	t.listedBytes += len(s)
 }
+
+// maxListedBytes bounds a table's listings, in bytes: a grammar whose
+// sets grow with the input (x ::= "a" x y | "a") lists a longer set at
+// every step.
+const maxListedBytes = 8 << 20
 
 // intern returns key's id, or 0 when the table is full and key is new.
 func (t *ContextTable) intern(key []uint32) uint32 {
