@@ -303,6 +303,12 @@ func TestMaskbenchCommand(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "GOGC 150")
 	assert.Equal(t, before, gcPercent(), "restored after the run")
+	// Out of range: usage errors, before any schema runs.
+	for _, bad := range [][]string{{"--gogc", "-5"}, {"--timeout", "0s"}, {"--timeout", "-1s"}} {
+		_, errOut, code = runCLI(t, append(append([]string{"maskbench"}, bad...), files[0])...)
+		assert.Equal(t, 3, code, "%v: %s", bad, errOut)
+		assert.Contains(t, errOut, bad[0], "the error names the flag")
+	}
 }
 
 // TestMaskbenchBothEngines runs reins and llama.cpp on the same file in

@@ -74,6 +74,12 @@ func cmdMaskbench(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return usagef("maskbench takes MaskBench files or folders")
 	}
+	if *limit <= 0 {
+		return usagef("--timeout %v: want a positive time", *limit)
+	}
+	if *gogc < 0 {
+		return usagef("--gogc %d: want a percent of 0 or more", *gogc)
+	}
 	engines := strings.Split(*engineList, ",")
 	for _, e := range engines {
 		if e != "reins" && e != "llamacpp" {
