@@ -117,11 +117,11 @@ func (e *stateMask) fill(mask []uint32) {
 
 // sharedBits returns a bitset equal to bits that another state already
 // has, or a copy of bits, which it keeps for the states to come (up to
-// maxSameHash under one hash). Different states
-// often allow the same tokens (a number at any of an object's members,
-// say, when no token reaches the next member's name), and a bitset that
-// many states share is more likely to be in cache when a mask copies it:
-// MaskBench's median mask is about a tenth faster.
+// maxSameHash under one hash). Different states often allow the same
+// tokens (a number at any of an object's members, say, when no token
+// reaches the next member's name), and a bitset that many states share
+// is more likely to be in cache when a mask copies it: MaskBench's
+// median mask is about a tenth faster.
 func (a *Automaton) sharedBits(bits []uint32) []uint32 {
 	h := bitsHash(bits)
 	same := a.bitsets[h]
