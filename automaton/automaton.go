@@ -347,7 +347,7 @@ func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts
-	t.spellSingles(func(b byte) { a.singles[b>>6] |= 1 << (b & 63) })
+	a.singles = t.singles
 	for _, id := range v.EOG() {
 		a.eogMask[id/32] |= 1 << (id % 32)
 	}

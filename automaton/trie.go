@@ -41,6 +41,11 @@ type Trie struct {
 	// looks only at the tokens that are not plain text (the rest of the
 	// first slice).
 	upTo [][]uint32
+	// singles is the bytes that are a token by themselves (a 256-bit
+	// set), found once here: each Automaton takes it, where looking over
+	// the trie's first level (a cache miss a node) cost several
+	// microseconds of every compile.
+	singles [4]uint64
 }
 
 // maxExact is the longest exact bound of a state's plain text that a
@@ -85,6 +90,7 @@ func NewTrie(v *vocab.Vocab) *Trie {
 		}
 	}
 	t := newTrie(v, ids)
+	t.singles = t.singleBytes()
 	for _, n := range sliceLengths {
 		sl := textSlice{maxChars: n, bits: make([]uint32, MaskWords(v.Len()))}
 		var rest []int
@@ -205,13 +211,15 @@ func (t *Trie) spellRanges(run []grammar.Inst, budget int, fn func(l int)) {
 	walk(0, len(t.nodes), 0)
 }
 
-// spellSingles calls fn for every byte that is a token by itself.
-func (t *Trie) spellSingles(fn func(b byte)) {
+// singleBytes returns the bytes that are a token by themselves, as a
+// 256-bit set.
+func (t *Trie) singleBytes() (set [4]uint64) {
 	for p := 0; p < len(t.nodes); p += int(t.nodes[p].size) {
 		if n := &t.nodes[p]; n.tokEnd > n.tokStart {
-			fn(n.b)
+			set[n.b>>6] |= 1 << (n.b & 63)
 		}
 	}
+	return set
 }
 
 // Nodes returns the number of nodes, for sizing and benchmarks.
