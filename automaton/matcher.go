@@ -122,7 +122,7 @@ func (m *Matcher) stateMask() *stateMask {
 func (m *Matcher) fillContextDependent(cd *subtrees, mask []uint32) {
 	a := m.a
 	key := m.p.ContextKey(&a.contexts)
-	toks, ok := m.lastCD, key == m.lastCDKey
+	toks, ok := m.lastCD, key != 0 && key == m.lastCDKey
 	if !ok {
 		a.mu.RLock()
 		toks, ok = a.cdDone[key]

@@ -42,11 +42,9 @@ func (t *ContextTable) lookupListed(listed []uint64) uint32 {
 	return t.listed[s]
 }
 
-// addListed records that the listed pairs have key id.
+// addListed records that the listed pairs have key id; t.mu is held.
 func (t *ContextTable) addListed(listed []uint64, id uint32) {
 	s := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(listed))), 8*len(listed))
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.Max > 0 && len(t.listed) >= t.Max || t.listedBytes+len(s) > maxListedBytes {
 		return
 	}
@@ -62,22 +60,24 @@ func (t *ContextTable) addListed(listed []uint64, id uint32) {
 // every step.
 const maxListedBytes = 8 << 20
 
-// intern returns key's id, or 0 when the table is full and key is new.
-func (t *ContextTable) intern(key []uint32) uint32 {
+// intern returns key's id, or 0 when the table is full and key is new,
+// and records listed, the pairs as a parser listed them, under the id.
+func (t *ContextTable) intern(key []uint32, listed []uint64) uint32 {
 	s := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(key))), 4*len(key))
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if id, ok := t.ids[s]; ok {
-		return id
+	id, ok := t.ids[s]
+	if !ok {
+		if t.Max > 0 && len(t.ids) >= t.Max {
+			return 0
+		}
+		if t.ids == nil {
+			t.ids = map[string]uint32{}
+		}
+		id = uint32(len(t.ids) + 1)
+		t.ids[strings.Clone(s)] = id
 	}
-	if t.Max > 0 && len(t.ids) >= t.Max {
-		return 0
-	}
-	if t.ids == nil {
-		t.ids = map[string]uint32{}
-	}
-	id := uint32(len(t.ids) + 1)
-	t.ids[strings.Clone(s)] = id
+	t.addListed(listed, id)
 	return id
 }
 
@@ -136,12 +136,9 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 	}
 	ps.ctxPairs = append(ps.ctxPairs, flag)
 	listed := ps.ctxPairs[start:]
-	pairs = listed[:len(listed)-1]
 	id := ps.ctxTab.lookupListed(listed)
 	if id == 0 {
-		if id = ps.intern(pairs, callsOnly); id != 0 {
-			ps.ctxTab.addListed(listed, id)
-		}
+		id = ps.intern(listed, callsOnly)
 	}
 	if callsOnly {
 		if memo = ps.keyMemo(i); memo != nil { // the recursion may have grown the memo
@@ -153,10 +150,12 @@ func (ps *Parser) setKey(i int, callsOnly bool) uint32 {
 	return id
 }
 
-// intern returns the id of pairs as a set (callsOnly or whole), which
-// it leaves as they are; 0 when the table is full.
-func (ps *Parser) intern(pairs []uint64, callsOnly bool) uint32 {
-	pairs = append(ps.ctxSorted[:0], pairs...)
+// intern returns the id of a set's pairs as listed (the pairs, then
+// the calls-only flag), which it leaves as they are: the id of the
+// pairs as a set, which the table records the listing under; 0 when
+// the table is full.
+func (ps *Parser) intern(listed []uint64, callsOnly bool) uint32 {
+	pairs := append(ps.ctxSorted[:0], listed[:len(listed)-1]...)
 	ps.ctxSorted = pairs
 	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
@@ -170,7 +169,7 @@ func (ps *Parser) intern(pairs []uint64, callsOnly bool) uint32 {
 		key = append(key, uint32(p>>32), uint32(p))
 	}
 	ps.ctxBuf = key
-	return ps.ctxTab.intern(key)
+	return ps.ctxTab.intern(key, listed)
 }
 
 // keyMemo returns where the call-items key of set i is remembered, or
