@@ -236,12 +236,10 @@ type compiler struct {
 	done         map[compiled]uint32
 	callTo       []uint32 // by instruction: the last call going on at it, plus one (see call)
 
-	// What scan learns: visits counts the nodes it walked; heights[i]
-	// is the height of rule i's tree, and refLevels[i] where in it rule
-	// i refers to others (for boundInlining).
-	visits    int
-	heights   []int
-	refLevels [][]refLevel
+	// What scan learns besides refs: visits counts the nodes it walked;
+	// heights[i] is the height of rule i's tree.
+	visits  int
+	heights []int
 	// emptyAlt is set when an alternation has no branches (it matches
 	// nothing).
 	emptyAlt bool
@@ -255,9 +253,6 @@ type compiler struct {
 	bigSize  int
 	bigInner int // the unrolled size of big's body, when a repetition
 }
-
-// refLevel is a reference to rule target at depth level of a rule's tree.
-type refLevel struct{ target, level int }
 
 // maxVisits bounds the nodes scan walks, a subtree shared by several
 // parents counting at each. Every node but an empty literal counts at
@@ -306,6 +301,7 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 		}
 		c.refs.to = append(c.refs.to, t)
 		c.refs.tail = append(c.refs.tail, tail)
+		c.refs.level = append(c.refs.level, depth)
 	default:
 		if err := c.check(i, n); err != nil {
 			return 0, err
@@ -331,16 +327,6 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 		c.big, c.bigRule, c.bigSize, c.bigInner = n, i, size, subs
 	}
 	return size, nil
-}
-
-// levels appends to refLevels[i] the references of n, at depth.
-func (c *compiler) levels(i int, n *Node, depth int) {
-	if n.Op == OpRef {
-		c.refLevels[i] = append(c.refLevels[i], refLevel{c.index[n.Name], depth})
-	}
-	for _, s := range n.Subs {
-		c.levels(i, s, depth+1)
-	}
 }
 
 // check checks node n of rule i on its own.
@@ -429,10 +415,7 @@ func (c *compiler) boundInlining() {
 	if sum <= MaxDepth {
 		return
 	}
-	c.refLevels = make([][]refLevel, n)
-	for i, r := range c.g.Rules {
-		c.levels(i, r.Body, 1)
-	}
+	refs := &c.refs
 	depth := make([]int, n) // with inlined rules in place; 0 until known
 	type frame struct{ rule, next int }
 	var stack []frame
@@ -444,8 +427,8 @@ func (c *compiler) boundInlining() {
 		depth[r] = -1 // on the stack
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			if refs := c.refLevels[f.rule]; f.next < len(refs) {
-				t := refs[f.next].target
+			if k := refs.at[f.rule] + f.next; k < refs.at[f.rule+1] {
+				t := refs.to[k]
 				f.next++
 				if c.inlined[t] && depth[t] == 0 {
 					depth[t] = -1
@@ -454,12 +437,13 @@ func (c *compiler) boundInlining() {
 				continue
 			}
 			d := c.heights[f.rule]
-			for _, ref := range c.refLevels[f.rule] {
-				if !c.inlined[ref.target] || depth[ref.target] < 0 {
+			for k := refs.at[f.rule]; k < refs.at[f.rule+1]; k++ {
+				t := refs.to[k]
+				if !c.inlined[t] || depth[t] < 0 {
 					continue // called, or (only if inlining ever makes a cycle) called anyway
 				}
-				if e := ref.level - 1 + depth[ref.target]; e > MaxDepth {
-					c.inlined[ref.target] = false
+				if e := refs.level[k] - 1 + depth[t]; e > MaxDepth {
+					c.inlined[t] = false
 				} else {
 					d = max(d, e)
 				}

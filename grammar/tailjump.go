@@ -30,11 +30,13 @@ package grammar
 // ruleRefs are the references of every rule's body, rule by rule (scan
 // records them, and the call graph is built from them): rule i's are
 // to[at[i]:at[i+1]], tail[k] telling whether reference k is its body's
-// last step.
+// last step and level[k] its depth in the body's tree (the body is at
+// 1; boundInlining reads it).
 type ruleRefs struct {
-	at   []int
-	to   []int
-	tail []bool
+	at    []int
+	to    []int
+	tail  []bool
+	level []int
 }
 
 // jumpRules returns, for each rule, whether compile should make it a
