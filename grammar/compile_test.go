@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -169,6 +170,33 @@ func TestCompileTooLarge(t *testing.T) {
 			assert.Contains(t, e.Error(), tt.want)
 		})
 	}
+}
+
+// TestCompileInliningWithinBudget checks that inlining never takes a
+// grammar that fits MaxInst past it: a rule of 250 bytes used at 2,000
+// places in a grammar of about 555,000 instructions would be copied
+// into each (500,000 more), which fits twice the grammar's size but not
+// MaxInst, so it stays called and the grammar compiles. (It failed
+// compiling before the budget was capped.)
+func TestCompileInliningWithinBudget(t *testing.T) {
+	uses := make([]*Node, 0, 2*2000+1)
+	uses = append(uses, Ref("filler"))
+	for i := range 2000 {
+		uses = append(uses, Ref("word"), &Node{Op: OpBytes, Bytes: []byte{byte(i)}}) // a continuation of its own
+	}
+	g := &Grammar{Start: "root", Rules: []Rule{
+		{Name: "root", Body: Seq(uses...)},
+		{Name: "word", Body: &Node{Op: OpBytes, Bytes: bytes.Repeat([]byte("w"), 250)}},
+		{Name: "filler", Body: &Node{Op: OpBytes, Bytes: bytes.Repeat([]byte("f"), 550000)}},
+	}}
+	p, err := Compile(g)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(p.Inst), MaxInst)
+	names := make([]string, len(p.Rules))
+	for i, r := range p.Rules {
+		names[i] = r.Name
+	}
+	assert.Contains(t, names, "word", "the rule used 2,000 times stays called")
 }
 
 // nest returns a node nested depth deep, each level made by wrap.

@@ -4,7 +4,8 @@ import "slices"
 
 // inlineBudget bounds how much inlining may grow a grammar, in
 // (estimated) instructions: a grammar may grow to twice its size, or to
-// inlineBudget when that is more.
+// inlineBudget when that is more, but never past MaxInst: a grammar that
+// fits MaxInst compiles.
 const inlineBudget = 10000
 
 // inline decides which rules compile inlines: every rule that is not
@@ -37,7 +38,7 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 	for i := range rules {
 		total = satAdd(total, size[i])
 	}
-	budget := max(inlineBudget, 2*total)
+	budget := min(max(inlineBudget, 2*total), MaxInst)
 	inlined := make([]bool, n)
 	var order []int // callers of the rule being inlined, in rule order
 	for changed := true; changed; {
