@@ -416,12 +416,20 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		if !ok {
 			return keywordError(ptr, "required", "must be an array")
 		}
+		var seen map[string]bool // for a long list, the names kept so far
+		if len(list) > shortNames {
+			seen = make(map[string]bool, len(list))
+		}
 		for _, x := range list {
 			name, ok := x.(string)
 			if !ok {
 				return keywordError(ptr, "required", "must list strings")
 			}
-			if !slices.Contains(s.Required, name) {
+			switch {
+			case seen != nil && !seen[name]:
+				seen[name] = true
+				s.Required = append(s.Required, name)
+			case seen == nil && !slices.Contains(s.Required, name):
 				s.Required = append(s.Required, name)
 			}
 		}

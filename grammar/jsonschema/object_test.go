@@ -1,0 +1,45 @@
+package jsonschema
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestNameSet checks that a list of names finds each name's first place
+// the same way looked through (short) and by its map (long).
+func TestNameSet(t *testing.T) {
+	for _, n := range []int{3, shortNames, shortNames + 1, 100} {
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("n%d", i%(n-1))) // the last repeats the first
+		}
+		x := newNameSet(names)
+		assert.Equal(t, n > shortNames, x.at != nil, "%d names: indexed", n)
+		for i := range n - 1 {
+			assert.Equal(t, i, x.index(names[i]), "%d names: %s", n, names[i])
+		}
+		assert.Equal(t, 0, x.index(names[n-1]), "%d names: a repeated name's first place", n)
+		assert.Equal(t, -1, x.index("absent"), "%d names", n)
+	}
+}
+
+// TestPropIndex checks Schema.prop on a long Props, whose index is built
+// at the first lookup: a repeated name gives its first schema, and names
+// appended after the index was built are found.
+func TestPropIndex(t *testing.T) {
+	s := &Schema{}
+	for i := range 2 * shortNames {
+		s.Props = append(s.Props, Prop{fmt.Sprintf("p%d", i), &Schema{Ptr: fmt.Sprintf("#/%d", i)}})
+	}
+	s.Props = append(s.Props, Prop{"p0", &Schema{Ptr: "#/again"}})
+	assert.Equal(t, "#/5", s.prop("p5").Ptr)
+	assert.Equal(t, "#/0", s.prop("p0").Ptr, "a repeated name: its first schema")
+	assert.Nil(t, s.prop("late"))
+	s.Props = append(s.Props, Prop{"late", &Schema{Ptr: "#/late"}})
+	assert.Equal(t, "#/late", s.prop("late").Ptr, "appended after the index was built")
+	short := &Schema{Props: []Prop{{"a", &Schema{Ptr: "#/a"}}}}
+	assert.Equal(t, "#/a", short.prop("a").Ptr)
+	assert.Nil(t, short.propAt, "a short list is looked through")
+}
