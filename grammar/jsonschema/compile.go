@@ -372,6 +372,11 @@ type compiler struct {
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.
 	canonicalChars map[string]*grammar.Node
+	// keyRunes, keyDeviates and keyDeviates1 (a single rune) cache the
+	// nodes of key tries (see keyRune, keyDeviate).
+	keyRunes     map[rune]*grammar.Node
+	keyDeviates  map[string]*grammar.Node
+	keyDeviates1 map[rune]*grammar.Node
 	// encodedClasses caches encodedClass by the class's ranges.
 	encodedClasses map[string]*grammar.Node
 }

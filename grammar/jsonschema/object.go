@@ -878,25 +878,19 @@ func memo(cache *map[string]*grammar.Node, key string, build func() *grammar.Nod
 // building it: the names below a trie node are a run of the list that
 // shares its first depth bytes.
 func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
-	anyTail := c.shared("_canontail", func() *grammar.Node {
-		most := -1
-		if c.opts.Bounded {
-			most = BoundedLength
-		}
-		return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
-	})
 	quote := c.nodes.bytes(`"`)
-	runes := map[rune]*grammar.Node{}     // each character's literal, shared
-	deviate := map[string]*grammar.Node{} // a character but these, then any tail
+	// Stacks: a trie node's alternatives and next characters go above
+	// its parent's, and are taken off once its node is made.
+	var alts []*grammar.Node
+	var rs []rune
 	var build func(run []string, depth int) *grammar.Node
 	build = func(run []string, depth int) *grammar.Node {
-		var alts []*grammar.Node
+		a0, r0 := len(alts), len(rs)
 		if len(run) > 0 && len(run[0]) == depth {
 			run = run[1:] // a name ends here; the shortest sorts first
 		} else {
 			alts = append(alts, quote)
 		}
-		var rs []rune
 		for len(run) > 0 {
 			r, size := utf8.DecodeRuneInString(run[0][depth:])
 			prefix := run[0][:depth+size]
@@ -905,18 +899,64 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 				k++
 			}
 			rs = append(rs, r)
-			if runes[r] == nil {
-				runes[r] = c.nodes.bytes(escapeRune(r))
-			}
-			alts = append(alts, c.nodes.seq(runes[r], build(run[:k], depth+size)))
+			lit := c.keyRune(r)
+			alts = append(alts, c.nodes.seq(lit, build(run[:k], depth+size)))
 			run = run[k:]
 		}
-		if deviate[string(rs)] == nil {
-			deviate[string(rs)] = c.nodes.seq(c.canonicalChar(rs), anyTail)
-		}
-		return c.nodes.alt(append(alts, deviate[string(rs)])...)
+		alts = append(alts, c.keyDeviate(rs[r0:]))
+		n := c.nodes.alt(alts[a0:]...)
+		alts, rs = alts[:a0], rs[:r0]
+		return n
 	}
 	return c.nodes.seq(quote, build(sorted, 0))
+}
+
+// keyRune is the literal of a key's character r (escaped if it must
+// be), one node for every key trie of the compile.
+func (c *compiler) keyRune(r rune) *grammar.Node {
+	if n, ok := c.keyRunes[r]; ok {
+		return n
+	}
+	if c.keyRunes == nil {
+		c.keyRunes = map[rune]*grammar.Node{}
+	}
+	n := c.nodes.bytes(escapeRune(r))
+	c.keyRunes[r] = n
+	return n
+}
+
+// keyDeviate is the rest of a key that leaves a trie node whose next
+// characters are rs: one character but those, then any tail. One node
+// for every key trie of the compile; a single character, the most
+// common, is found without making a string of it.
+func (c *compiler) keyDeviate(rs []rune) *grammar.Node {
+	if len(rs) == 1 {
+		if n, ok := c.keyDeviates1[rs[0]]; ok {
+			return n
+		}
+	} else if n, ok := c.keyDeviates[string(rs)]; ok {
+		return n
+	}
+	anyTail := c.shared("_canontail", func() *grammar.Node {
+		most := -1
+		if c.opts.Bounded {
+			most = BoundedLength
+		}
+		return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
+	})
+	n := c.nodes.seq(c.canonicalChar(rs), anyTail)
+	if len(rs) == 1 {
+		if c.keyDeviates1 == nil {
+			c.keyDeviates1 = map[rune]*grammar.Node{}
+		}
+		c.keyDeviates1[rs[0]] = n
+	} else {
+		if c.keyDeviates == nil {
+			c.keyDeviates = map[string]*grammar.Node{}
+		}
+		c.keyDeviates[string(rs)] = n
+	}
+	return n
 }
 
 // canonicalChar is one string character in canonical encoding, other
