@@ -984,10 +984,24 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 		}
 		return c.nodes.alt(alts...)
 	}
-	// The common case shares everything but the ASCII class.
-	excluded := []rune{0, 0x1f, '"', '"', '\\', '\\', 0x80, utf8.MaxRune}
+	// The common case shares everything but the ASCII class: printable
+	// ASCII but the quote, the backslash and except.
+	var out [0x80]bool
+	out['"'], out['\\'] = true, true
 	for _, r := range except {
-		excluded = append(excluded, r, r)
+		out[r] = true
+	}
+	ranges := make([]rune, 0, 2*(len(except)+3))
+	for lo := rune(0x20); lo < 0x80; lo++ {
+		if out[lo] {
+			continue
+		}
+		hi := lo
+		for hi+1 < 0x80 && !out[hi+1] {
+			hi++
+		}
+		ranges = append(ranges, lo, hi)
+		lo = hi
 	}
 	multi := c.shared("_multibyte", func() *grammar.Node { return grammar.Class(0x80, utf8.MaxRune) })
 	esc := c.shared("_canonesc", func() *grammar.Node {
@@ -997,7 +1011,7 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 		}
 		return c.nodes.alt(alts...)
 	})
-	return c.nodes.alt(&grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges(grammar.NormalizeRanges(excluded))}, multi, esc)
+	return c.nodes.alt(c.nodes.node(grammar.Node{Op: grammar.OpClass, Ranges: ranges}), multi, esc)
 }
 
 func controlRunes() []rune {
