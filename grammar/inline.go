@@ -27,11 +27,16 @@ const inlineBudget = 10000
 // of the rules: inlined first into a rule that has one use of it, it
 // would be copied wherever that rule is inlined.)
 //
+// It returns, beside the rules to inline, the estimated size of the
+// program: the rules compiled as rules, each with the rules inlined into
+// it counted at every reference (compile shares the copies that go on
+// at the same place, so programs come to half of it, or less).
+//
 // It decides on the call graph (reference counts and sizes: sizes[i] is
 // the unrolled size of rules[i].Body, see nodeSize), in rule order, pass
 // after pass, and grows the graph as it inlines. Counts and sizes
 // saturate at sizeCap.
-func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []bool) []bool {
+func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []bool) (inlined []bool, emitted int) {
 	n := len(rules)
 	size := slices.Clone(sizes)
 	total := 0
@@ -39,7 +44,7 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 		total = satAdd(total, size[i])
 	}
 	budget := min(max(inlineBudget, 2*total), MaxInst)
-	inlined := make([]bool, n)
+	inlined = make([]bool, n)
 	var order []int // callers of the rule being inlined, in rule order
 	for changed := true; changed; {
 		changed = false
@@ -69,5 +74,10 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 			changed = true
 		}
 	}
-	return inlined
+	for i := range rules {
+		if !inlined[i] {
+			emitted = satAdd(emitted, size[i])
+		}
+	}
+	return inlined, emitted
 }
