@@ -221,6 +221,7 @@ type compiler struct {
 	litDone   []bool
 	classInst []uint32 // the byte instructions of the class being compiled, for classByte
 	classAlts []uint32 // the entries of the class being compiled
+	altStack  []uint32 // the entries of the alternations being compiled, innermost last
 	litBuf    []byte   // a literal's UTF-8, being compiled
 	seqs      map[[2]rune][][]byteRange
 	// inlined marks the grammar's rules that are compiled in place at
@@ -652,13 +653,15 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		}
 		return at, nil
 	case OpAlt:
-		var alts []uint32
+		// The branches' entries go on altStack, above those of the
+		// alternations this one is inside.
+		base := len(c.altStack)
 		plan, err := c.literalPlan(n)
 		if err != nil {
 			return 0, err
 		}
 		if plan != nil {
-			alts = append(alts, c.literals(plan, next))
+			c.altStack = append(c.altStack, c.literals(plan, next))
 		}
 		for _, s := range n.Subs {
 			if !c.nodeProductive(s) || (plan != nil && isLiteral(s)) {
@@ -666,11 +669,13 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 			}
 			e, err := c.compile(s, next)
 			if err != nil {
-				return 0, err
+				return 0, err // the compile stops: the stack is not used again
 			}
-			alts = append(alts, e)
+			c.altStack = append(c.altStack, e)
 		}
-		return c.alts(alts), nil
+		at := c.alts(c.altStack[base:])
+		c.altStack = c.altStack[:base]
+		return at, nil
 	case OpRepeat:
 		sub := n.Subs[0]
 		if !c.nodeProductive(sub) { // then Min is 0: only the empty repetition
