@@ -892,7 +892,16 @@ func (c *compiler) alts(entries []uint32) uint32 {
 // of optional items is a long chain of splits.
 func (c *compiler) nullable() {
 	p := c.prog
-	seen := make([]uint32, len(p.Inst)) // generation stamps
+	// Generation stamps, in the memory of the calls' table when it is
+	// large enough: the program is compiled, and the table not needed.
+	seen := c.callTo[:0]
+	c.callTo = nil
+	if cap(seen) < len(p.Inst) {
+		seen = make([]uint32, len(p.Inst))
+	} else {
+		seen = seen[:len(p.Inst)]
+		clear(seen)
+	}
 	gen := uint32(0)
 	var stack []uint32
 	reach := func(pc uint32) bool {
