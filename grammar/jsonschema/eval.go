@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"unicode/utf8"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
@@ -24,6 +25,10 @@ type evaluator struct {
 	p       *parser
 	regexps map[string]*regexp.Regexp
 	steps   int
+	// sets holds the long value lists (enum, const, negated enums) as
+	// sets, by their first element: each value of a list of thousands
+	// checked against it was a scan of the list (see inList).
+	sets map[*any]valueSet
 }
 
 // maxEvalSteps bounds the work of all evaluations of one compilation.
@@ -87,6 +92,27 @@ func instanceType(v any) typeBits {
 	return 0
 }
 
+// inList reports whether v equals a value of list: a short list by a
+// scan, a long one by its set, made at its first use.
+func (e *evaluator) inList(list []any, v any) bool {
+	if len(list) > shortNames {
+		set, made := e.sets[&list[0]]
+		if !made {
+			set = newValueSet(list) // nil when a value cannot be keyed: scanned
+			if e.sets == nil {
+				e.sets = map[*any]valueSet{}
+			}
+			e.sets[&list[0]] = set
+		}
+		if set != nil {
+			if in, ok := set.has(v); ok {
+				return in
+			}
+		}
+	}
+	return slices.ContainsFunc(list, func(w any) bool { return jsonEqual(v, w) })
+}
+
 func (e *evaluator) eval(s *Schema, v any, inPlace int) (bool, error) {
 	if e.steps++; e.steps > maxEvalSteps {
 		return false, limitErrorf(limitWork, "checking values against the schema would take more than %d steps", maxEvalSteps)
@@ -108,24 +134,12 @@ func (e *evaluator) eval(s *Schema, v any, inPlace int) (bool, error) {
 		return false, nil
 	}
 	for _, list := range [][]any{s.Enum, s.Const} {
-		if list == nil {
-			continue
-		}
-		found := false
-		for _, w := range list {
-			if jsonEqual(v, w) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if list != nil && !e.inList(list, v) {
 			return false, nil
 		}
 	}
-	for _, w := range s.NotEnum {
-		if jsonEqual(v, w) {
-			return false, nil
-		}
+	if e.inList(s.NotEnum, v) {
+		return false, nil
 	}
 	sub := func(x *Schema, w any) (bool, error) { return e.eval(x, w, 0) }
 	here := func(x *Schema) (bool, error) { return e.eval(x, v, inPlace+1) }

@@ -112,6 +112,21 @@ func TestHostileSchemas(t *testing.T) {
 		{name: "an enum of 200,000 values",
 			schema: func() string { return `{"enum": [` + list(200_000, func(i int) string { return fmt.Sprint(i) }) + `]}` },
 			limit:  limitEnumValues, ptr: "#", kw: "enum", msg: "200000 values, more than the limit of 10000 (MaxEnumValues)"},
+		// Values are checked against a long enum by a set, and numbers
+		// compared without big.Rat (a scan of the list for each value,
+		// each number parsed to a Rat: 31 s and 50 s before).
+		{name: "an enum of 10,000 integers",
+			schema: func() string {
+				return `{"enum": [` + list(MaxEnumValues, func(i int) string { return fmt.Sprint(i) }) + `]}`
+			}, ok: true},
+		{name: "an enum of 4,000 numbers near 1e-999",
+			schema: func() string {
+				return `{"enum": [` + list(4000, func(i int) string { return fmt.Sprintf("%de-999", i+1) }) + `]}`
+			}, ok: true},
+		{name: "an enum of 10,000 arrays",
+			schema: func() string {
+				return `{"enum": [` + list(MaxEnumValues, func(i int) string { return fmt.Sprintf("[0, 0, 0, %d]", i) }) + `]}`
+			}, ok: true},
 		{name: "an enum of MaxEnumValues values",
 			schema: func() string {
 				return `{"enum": [` + list(MaxEnumValues, func(i int) string { return fmt.Sprintf(`"value %d"`, i) }) + `]}`

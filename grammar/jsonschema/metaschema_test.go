@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -264,6 +265,46 @@ func TestMetaCheckDraft4Agrees(t *testing.T) {
 	}
 	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
 	forSharedSchemas(t, check)
+}
+
+// TestMetaCheckLongUniqueLists checks uniqueness in lists longer than
+// shortNames (found by key, not by comparing every pair) against the
+// validator: required names, and draft 4's enum with numbers equal in
+// value but spelled apart, each with and without a repeat.
+func TestMetaCheckLongUniqueLists(t *testing.T) {
+	meta4, err := santhosh.NewCompiler().Compile("http://json-schema.org/draft-04/schema")
+	require.NoError(t, err)
+	metas, err := metaschemas()
+	require.NoError(t, err)
+	names := func(repeat bool) string {
+		out := list(2*shortNames, func(i int) string { return fmt.Sprintf(`"n%d"`, i) })
+		if repeat {
+			out += `, "n3"`
+		}
+		return out
+	}
+	numbers := func(repeat bool) string {
+		out := list(2*shortNames, func(i int) string { return fmt.Sprintf("%d", i) })
+		if repeat {
+			out += ", 30e-1" // 3 again
+		}
+		return out
+	}
+	for _, repeat := range []bool{false, true} {
+		doc, err := decodeJSON([]byte(`{"required": [` + names(repeat) + `]}`))
+		require.NoError(t, err)
+		got := metaCheck2020(doc)
+		assert.Equal(t, metas[draft2020URL].Validate(doc) == nil, got == nil, "required, repeat %v: %v", repeat, got)
+		assert.Equal(t, repeat, got != nil, "required, repeat %v", repeat)
+		doc, err = decodeJSON([]byte(`{"enum": [` + numbers(repeat) + `]}`))
+		require.NoError(t, err)
+		got = metaCheckDraft4(doc)
+		assert.Equal(t, meta4.Validate(doc) == nil, got == nil, "enum, repeat %v: %v", repeat, got)
+		if repeat {
+			require.Error(t, got)
+			assert.Contains(t, got.Error(), fmt.Sprintf("items at index 3 and %d are equal", 2*shortNames))
+		}
+	}
 }
 
 // FuzzMetaCheck checks metaCheck2020 and metaCheckDraft4 against the

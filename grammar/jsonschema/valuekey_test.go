@@ -1,0 +1,79 @@
+package jsonschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestValueKeyMatchesJSONEqual checks that two values have the same key
+// exactly when jsonEqual holds, over numbers spelled many ways, strings
+// a length prefix keeps apart, and arrays and objects nesting them.
+func TestValueKeyMatchesJSONEqual(t *testing.T) {
+	texts := []string{
+		`0`, `-0`, `0.0`, `0e5`, `-0.000e-3`, `1`, `1.0`, `10e-1`, `0.1e1`, `100e-2`, `1E0`, `1e+0`, `-1`, `-1.00`,
+		`1e-999`, `10e-1000`, `0.1e-998`, `2e-999`, `1e999`, `12.5`, `125e-1`, `1250E-2`, `0.125e2`, `12.50`,
+		`"1"`, `"a"`, `""`, `"s1:a"`, `"1:a"`, `null`, `true`, `false`,
+		`[]`, `[1]`, `[1.0]`, `[1, 2]`, `[2, 1]`, `[[1]]`, `["a", "b"]`, `["ab"]`,
+		`{}`, `{"a": 1}`, `{"a": 1.0}`, `{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, `{"a": [1, {"b": null}]}`, `{"a": [1.00, {"b": null}]}`, `{"ab": 1}`,
+	}
+	values := make([]any, len(texts))
+	for i, text := range texts {
+		d := json.NewDecoder(strings.NewReader(text))
+		d.UseNumber()
+		require.NoError(t, d.Decode(&values[i]), text)
+	}
+	key := func(v any) string {
+		var b strings.Builder
+		require.True(t, valueKey(&b, v))
+		return b.String()
+	}
+	for i, a := range values {
+		for j, b := range values {
+			assert.Equal(t, jsonEqual(a, b), key(a) == key(b), "%s and %s", texts[i], texts[j])
+		}
+	}
+	set := newValueSet(values)
+	for i, v := range values {
+		in, ok := set.has(v)
+		assert.True(t, in && ok, texts[i])
+	}
+	in, ok := set.has(json.Number("3"))
+	assert.True(t, ok)
+	assert.False(t, in)
+}
+
+// TestNumbersEqualMatchesRat checks numbersEqual against big.Rat on
+// random spellings of a few values: digits shifted between the mantissa
+// and the exponent, with leading and trailing zeros.
+func TestNumbersEqualMatchesRat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	spell := func() string {
+		mant := fmt.Sprint(r.IntN(30))
+		if r.IntN(2) == 0 {
+			mant += "." + strings.Repeat("0", r.IntN(3)) + fmt.Sprint(r.IntN(5))
+		}
+		if r.IntN(3) == 0 {
+			mant = "-" + mant
+		}
+		if r.IntN(2) == 0 {
+			mant += fmt.Sprintf("e%d", r.IntN(7)-3)
+		}
+		return mant
+	}
+	for range 20000 {
+		x, y := spell(), spell()
+		rx, _ := new(big.Rat).SetString(x)
+		ry, _ := new(big.Rat).SetString(y)
+		require.Equal(t, rx.Cmp(ry) == 0, numbersEqual(json.Number(x), json.Number(y)), "%s and %s", x, y)
+	}
+	_, ok := parseDecimal("1e99999999999999999999")
+	assert.False(t, ok, "an exponent past int is not parsed")
+	assert.True(t, numbersEqual("1e99999999999999999999", "1e99999999999999999999"))
+}
