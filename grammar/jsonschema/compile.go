@@ -184,8 +184,13 @@ func (e *Error) Error() string {
 // schema's size: see the limits (MaxSchemaBytes and the others), past
 // which a schema is an *Error naming the limit.
 func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
+	var c *compiler
 	defer func() {
 		if r := recover(); r != nil {
+			if e, ok := r.(errTooManyNodes); ok && c != nil {
+				g, err = nil, c.limitf(e.ptr, "", limitGrammar, "building the grammar made more than %d nodes (allOf distributed over many anyOf or oneOf, nested not, many if/then/else, or wide numeric ranges?): its grammar would pass grammar.MaxInst (%d instructions)", maxGrammarNodes, grammar.MaxInst)
+				return
+			}
 			g, err = nil, &Error{Pointer: "#", Msg: fmt.Sprintf("internal error compiling the schema (a bug in reins): %v", r)}
 		}
 	}()
@@ -218,7 +223,7 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 		}
 		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
-	c := newCompiler(opts, refs, draftOf(doc))
+	c = newCompiler(opts, refs, draftOf(doc))
 	root, err := c.p.at(doc, "#")
 	if err != nil {
 		return nil, err
@@ -388,6 +393,7 @@ func newCompiler(opts Options, r *refs, d draft) *compiler {
 		z: &normalizer{p: p}, ev: &evaluator{p: p}, neg: &negator{p: p}}
 	c.g = &grammar.Grammar{Start: "root"}
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "root"})
+	c.nodes.at = &c.ptr
 	return c
 }
 

@@ -13,7 +13,23 @@ type nodeSlab struct {
 	nodes []grammar.Node
 	lists []*grammar.Node
 	text  []byte
+	made  int     // the nodes made, bounded by maxGrammarNodes
+	at    *string // the pointer of the schema being compiled, for the error past it
 }
+
+// maxGrammarNodes bounds the grammar nodes one compile makes, those it
+// keeps and those it throws away (branches of a combination it tries
+// and drops): the dev set's largest grammar takes 52,000, and a schema
+// that distributes allOf over many anyOf, or nests not in anyOf, made
+// tens of millions (gigabytes) before its size was checked. A grammar
+// of more nodes than grammar.MaxInst would pass it anyway, but for
+// nodes shared many times.
+const maxGrammarNodes = grammar.MaxInst
+
+// errTooManyNodes is the panic of a slab past maxGrammarNodes, which
+// Compile recovers into a limit error at ptr, the schema being compiled
+// then (the compile's own pointer is unwound with the panic).
+type errTooManyNodes struct{ ptr string }
 
 // nodeChunk is how many nodes a chunk holds, about 6 KB (chunks of 128,
 // 25 KB, took over half the slab's time in profiles to allocate), and
@@ -26,6 +42,13 @@ const (
 // node returns a copy of n made in the slab.
 func (s *nodeSlab) node(n grammar.Node) *grammar.Node {
 	if len(s.nodes) == cap(s.nodes) {
+		if s.made += cap(s.nodes); s.made > maxGrammarNodes {
+			ptr := "#"
+			if s.at != nil {
+				ptr = *s.at
+			}
+			panic(errTooManyNodes{ptr})
+		}
 		s.nodes = make([]grammar.Node, 0, nodeChunk)
 	}
 	s.nodes = append(s.nodes, n)
