@@ -339,14 +339,17 @@ func Validate(schema, instance []byte) error {
 // written.
 type compiler struct {
 	nodes nodeSlab // makes the grammar's nodes
-	opts  Options
-	g     *grammar.Grammar
-	rules map[string]string // key → rule name: conjunctions through $refs, shared pieces
-	refs  *refs             // $ref targets; object keys in schema order
-	p     *parser
-	z     *normalizer
-	ev    *evaluator
-	neg   *negator
+	// rangeInsts counts the instructions of the numeric ranges built (see
+	// countRange).
+	rangeInsts int
+	opts       Options
+	g          *grammar.Grammar
+	rules      map[string]string // key → rule name: conjunctions through $refs, shared pieces
+	refs       *refs             // $ref targets; object keys in schema order
+	p          *parser
+	z          *normalizer
+	ev         *evaluator
+	neg        *negator
 	// lowered counts the Nodes lowered (maxLowered); distributed is how
 	// deeply combinators are being distributed (maxDistribute).
 	lowered, distributed int

@@ -219,6 +219,15 @@ func TestHostileSchemas(t *testing.T) {
 				}) + `]}`
 			},
 			limit: limitGrammar, ptr: "#", msg: "building the grammar made more than 1048576 nodes", inMsg: true},
+		// Numeric ranges are counted as they are built (8,000 properties
+		// of wide ranges took over 30 s and 6 GB to be refused after).
+		{name: "8,000 numbers of wide ranges",
+			schema: func() string {
+				return `{"type": "object", "properties": {` + list(8000, func(i int) string {
+					return fmt.Sprintf(`"p%d": {"type": "number", "minimum": -1.234567e300, "maximum": %de285}`, i, 987654321000000-i)
+				}) + `}}`
+			},
+			limit: limitGrammar, ptr: "#/properties/p2", msg: "the numeric ranges compiled so far would take more than 1048576 instructions (grammar.MaxInst)"},
 		{name: "a chain of 20,000 references",
 			schema: func() string {
 				return `{"$defs": {` + list(20_000, func(i int) string {

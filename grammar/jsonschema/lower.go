@@ -510,10 +510,11 @@ func (c *compiler) number(n *Node) (*grammar.Node, error) {
 	if len(alts) == 0 {
 		return nil, c.emptyf(n.Ptr, "minimum", "no number lies between the bounds")
 	}
-	if len(alts) == 1 {
-		return alts[0], nil
+	g := alts[0]
+	if len(alts) > 1 {
+		g = grammar.Alt(alts...)
 	}
-	return grammar.Alt(alts...), nil
+	return g, c.countRange(n, g)
 }
 
 // fraction compiles the numbers of n that are not integers, written
@@ -619,5 +620,20 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 		// 1.0 as well as 1.
 		g = grammar.Seq(g, grammar.Repeat(grammar.Seq(lit("."), grammar.Repeat(lit("0"), 1, -1)), 0, 1))
 	}
-	return g, nil
+	if lo == nil && hi == nil {
+		return g, nil
+	}
+	return g, c.countRange(n, g)
+}
+
+// countRange adds the size of g, the grammar of n's numeric range, to
+// the compile's count of them, and refuses the schema once they alone
+// pass grammar.MaxInst: a range of wide bounds takes thousands of
+// instructions, and 5,000 properties each with its own took 21 s and
+// 3.8 GB before the grammar's size was checked.
+func (c *compiler) countRange(n *Node, g *grammar.Node) error {
+	if c.rangeInsts += (&sizer{}).size(g); c.rangeInsts > grammar.MaxInst {
+		return c.limitf(n.Ptr, "", limitGrammar, "the numeric ranges compiled so far would take more than %d instructions (grammar.MaxInst)", grammar.MaxInst)
+	}
+	return nil
 }
