@@ -351,11 +351,12 @@ type compiler struct {
 	ev         *evaluator
 	neg        *negator
 	// lowered counts the Nodes lowered (maxLowered); distributed is how
-	// deeply combinators are being distributed (maxDistribute).
-	lowered, distributed int
-	depth                int      // how deep in objects and arrays the schema compiling sits (see layout)
-	ptr                  string   // the schema being compiled
-	rulePtrs             []string // the schema each rule was made for, by index ("" unknown)
+	// deeply combinators are being distributed (maxDistribute), branches
+	// how many branches were (maxDistributions).
+	lowered, distributed, branches int
+	depth                          int      // how deep in objects and arrays the schema compiling sits (see layout)
+	ptr                            string   // the schema being compiled
+	rulePtrs                       []string // the schema each rule was made for, by index ("" unknown)
 	// propertyRank is each property name's first appearance in the
 	// documents' properties (see propertyOrder), found on first use.
 	propertyRank map[string]int
