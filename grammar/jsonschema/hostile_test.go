@@ -45,6 +45,11 @@ func list(n int, item func(i int) string) string {
 	return b.String()
 }
 
+// longNames writes n quoted names of 34 bytes each.
+func longNames(n int) string {
+	return list(n, func(i int) string { return fmt.Sprintf(`"a_rather_long_required_name_%06d"`, i) })
+}
+
 // nest wraps inner in n copies of open and close.
 func nest(n int, open, inner, close string) string {
 	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
@@ -198,6 +203,20 @@ func TestHostileSchemas(t *testing.T) {
 				return `{"type": "object", "required": [` + list(200_000, func(i int) string { return fmt.Sprintf(`"k%d"`, i) }) + `]}`
 			},
 			limit: limitGrammar, ptr: "#", kw: "required", msg: "200000 required properties, whose names alone would take 1688890 instructions, more than grammar.MaxInst (1048576)"},
+		// An object no value satisfies is dropped, not refused for the
+		// size of its required names (a review found these refused).
+		{name: "40,000 long required names under propertyNames refusing them, in an anyOf",
+			schema: func() string {
+				return `{"anyOf": [{"type": "object", "propertyNames": {"maxLength": 3}, "required": [` + longNames(40_000) + `]}, {"type": "string"}]}`
+			}, ok: true},
+		{name: "40,000 long required names under maxProperties 0, in an anyOf",
+			schema: func() string {
+				return `{"anyOf": [{"type": "object", "maxProperties": 0, "required": [` + longNames(40_000) + `]}, {"type": "string"}]}`
+			}, ok: true},
+		{name: "40,000 long required names, the first false, in an optional property",
+			schema: func() string {
+				return `{"type": "object", "properties": {"o": {"type": "object", "properties": {"a_rather_long_required_name_000000": false}, "required": [` + longNames(40_000) + `]}}}`
+			}, ok: true},
 		{name: "an object of 60,000 required names",
 			schema: func() string {
 				return `{"type": "object", "required": [` + list(60_000, func(i int) string { return fmt.Sprintf(`"k%d"`, i) }) + `]}`
