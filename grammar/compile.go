@@ -175,6 +175,9 @@ func Compile(g *Grammar) (p *Prog, err error) {
 		return nil, c.err
 	}
 	c.nullable()
+	if waste := cap(p.Inst) - len(p.Inst); waste > len(p.Inst)/2 && waste > 1<<16 {
+		p.Inst = slices.Clone(p.Inst) // a large program much below its estimate keeps only what it uses
+	}
 	return p, nil
 }
 
@@ -661,7 +664,8 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 			return 0, err
 		}
 		if plan != nil {
-			c.altStack = append(c.altStack, c.literals(plan, next))
+			at := c.literals(plan, next) // before the append reads altStack
+			c.altStack = append(c.altStack, at)
 		}
 		for _, s := range n.Subs {
 			if !c.nodeProductive(s) || (plan != nil && isLiteral(s)) {

@@ -208,6 +208,43 @@ func nest(depth int, wrap func(*Node) *Node) *Node {
 	return n
 }
 
+// TestBoundInliningByDepth checks that boundInlining keeps a rule called
+// by where its references are in the trees: 20 rules, each 600 deep
+// with the next rule's reference at the bottom, would nest 12,000 deep
+// inlined, past MaxDepth, so one stays a rule; with each reference at
+// the top instead, nothing stacks and all are inlined. (Depths taken
+// as 1 for every reference inline them all; a review found the other
+// tests pass so.)
+func TestBoundInliningByDepth(t *testing.T) {
+	chain := func(top bool) *Grammar {
+		g := &Grammar{Start: "r0"}
+		for i := range 20 {
+			leaf := Lit("z")
+			if i < 19 {
+				leaf = Ref(fmt.Sprint("r", i+1))
+			}
+			n := leaf
+			if top {
+				n = Lit("a")
+			}
+			for range 599 {
+				n = Seq(n, Lit("b"))
+			}
+			if top {
+				n = Seq(leaf, n)
+			}
+			g.Rules = append(g.Rules, Rule{Name: fmt.Sprint("r", i), Body: n})
+		}
+		return g
+	}
+	p, err := Compile(chain(false))
+	require.NoError(t, err)
+	assert.Len(t, p.Rules, 2, "references at the bottom: one rule stays called")
+	p, err = Compile(chain(true))
+	require.NoError(t, err)
+	assert.Len(t, p.Rules, 1, "references at the top: all inlined")
+}
+
 func TestCompileDeepTrees(t *testing.T) {
 	wraps := map[string]func(*Node) *Node{
 		"seq":    func(n *Node) *Node { return Seq(n, Lit("b")) },

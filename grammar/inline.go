@@ -4,8 +4,10 @@ import "slices"
 
 // inlineBudget bounds how much inlining may grow a grammar, in
 // (estimated) instructions: a grammar may grow to twice its size, or to
-// inlineBudget when that is more, but never past MaxInst: a grammar that
-// fits MaxInst compiles.
+// inlineBudget when that is more, but never past MaxInst, so that
+// inlining does not take a grammar whose estimate fits MaxInst past it.
+// (The estimate leaves out each rule's match instruction: a grammar
+// within that many of MaxInst can still pass it.)
 const inlineBudget = 10000
 
 // inline decides which rules compile inlines: every rule that is not
