@@ -3,8 +3,11 @@ package jsonschema
 import (
 	"fmt"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/reins-go/reins/grammar"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestNameSet checks that a list of names finds each name's first place
@@ -42,4 +45,30 @@ func TestPropIndex(t *testing.T) {
 	short := &Schema{Props: []Prop{{"a", &Schema{Ptr: "#/a"}}}}
 	assert.Equal(t, "#/a", short.prop("a").Ptr)
 	assert.Nil(t, short.propAt, "a short list is looked through")
+}
+
+// TestCanonicalCharClass checks the ASCII class of canonicalChar, made
+// in one pass, against the ranges it excludes, negated: every printable
+// ASCII character but the quote and the backslash (DEL included), less
+// the excepted ones, for each single exception and a few sets.
+func TestCanonicalCharClass(t *testing.T) {
+	want := func(except []rune) []rune {
+		excluded := []rune{0, 0x1f, '"', '"', '\\', '\\', 0x80, utf8.MaxRune}
+		for _, r := range except {
+			excluded = append(excluded, r, r)
+		}
+		return grammar.NegateRanges(grammar.NormalizeRanges(excluded))
+	}
+	sets := [][]rune{nil, {' '}, {'~'}, {0x7e, 0x21}, []rune("abcxyz"), []rune(" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~")}
+	for r := rune(0x20); r < 0x7f; r++ {
+		if r != '"' && r != '\\' {
+			sets = append(sets, []rune{r})
+		}
+	}
+	for _, except := range sets {
+		c := newCompiler(Options{}, nil, draftOf(map[string]any{}))
+		n := c.buildCanonicalChar(except)
+		require.Equal(t, grammar.OpAlt, n.Op)
+		assert.Equal(t, want(except), n.Subs[0].Ranges, "except %q", string(except))
+	}
 }
