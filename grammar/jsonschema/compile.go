@@ -188,6 +188,9 @@ func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(errTooManyNodes); ok && c != nil {
+				if e.ptr == "" { // before the root's lowering set it
+					e.ptr = "#"
+				}
 				g, err = nil, c.limitf(e.ptr, "", limitGrammar, "building the grammar made more than %d nodes (allOf distributed over many anyOf or oneOf, nested not, many if/then/else, or wide numeric ranges?): its grammar would pass grammar.MaxInst (%d instructions)", maxGrammarNodes, grammar.MaxInst)
 				return
 			}

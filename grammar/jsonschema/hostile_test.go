@@ -198,11 +198,15 @@ func TestHostileSchemas(t *testing.T) {
 			limit: limitSubschemas, ptr: "#/properties/p", ptrPrefix: true, msg: "more than 20000 subschemas", inMsg: true},
 		// An object's names are found by index, not by looking through
 		// the list for each (quadratic: 60,000 required names took 10 s).
-		{name: "an object of 200,000 required names",
+		{name: "an object of 200,000 required names, in an allOf",
 			schema: func() string {
-				return `{"type": "object", "required": [` + list(200_000, func(i int) string { return fmt.Sprintf(`"k%d"`, i) }) + `]}`
+				return `{"type": "object", "allOf": [{"properties": {"a": {}}}, {"required": [` + list(200_000, func(i int) string { return fmt.Sprintf(`"k%d"`, i) }) + `]}]}`
 			},
-			limit: limitGrammar, ptr: "#", kw: "required", msg: "200000 required properties, whose names alone would take 1688890 instructions, more than grammar.MaxInst (1048576)"},
+			limit: limitGrammar, ptr: "#/allOf/1", kw: "required", msg: "200000 required properties, whose names alone would take 1688890 instructions, more than grammar.MaxInst (1048576)"},
+		{name: "200,000 required names under maxProperties 0, in an anyOf",
+			schema: func() string {
+				return `{"anyOf": [{"type": "object", "maxProperties": 0, "required": [` + list(200_000, func(i int) string { return fmt.Sprintf(`"k%d"`, i) }) + `]}, {"type": "string"}]}`
+			}, ok: true},
 		// An object no value satisfies is dropped, not refused for the
 		// size of its required names (a review found these refused).
 		{name: "40,000 long required names under propertyNames refusing them, in an anyOf",
@@ -238,6 +242,13 @@ func TestHostileSchemas(t *testing.T) {
 				}) + `]}`
 			},
 			limit: limitGrammar, ptr: "#", msg: "building the grammar made more than 1048576 nodes", inMsg: true},
+		{name: "allOf of 18 anyOfs of two objects, in a property",
+			schema: func() string {
+				return `{"properties": {"x": {"allOf": [` + list(18, func(i int) string {
+					return fmt.Sprintf(`{"anyOf": [{"type": "object", "required": ["a%d"]}, {"type": "object", "required": ["b%d"]}]}`, i, i)
+				}) + `]}}}`
+			},
+			limit: limitGrammar, ptr: "#/properties/x", msg: "building the grammar made more than 1048576 nodes", inMsg: true},
 		// Numeric ranges are counted as they are built (8,000 properties
 		// of wide ranges took over 30 s and 6 GB to be refused after).
 		{name: "8,000 numbers of wide ranges",

@@ -100,6 +100,12 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 			required[name] = true
 		}
 	}
+	if maxProps == 0 && (len(required) > 0 || minProps > 0) {
+		// Empty, whatever the members: said before building them (an
+		// additional member's rule, made for thousands of names, would
+		// stay in the grammar and count against its size).
+		return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties or minProperties")
+	}
 	if len(undeclared) > 0 {
 		names = append(names, undeclared...)
 		listed = newNameSet(names)
@@ -154,7 +160,13 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 			keyBytes += len(name) + len(`""`)
 		}
 		if keyBytes > grammar.MaxInst {
-			return nil, c.limitf(ptr, "required", limitGrammar, "%d required properties, whose names alone would take %d instructions, more than grammar.MaxInst (%d)", len(requiredOrder), keyBytes, grammar.MaxInst)
+			at := parts[0] // the schema whose required list is the longest
+			for _, s := range parts {
+				if len(s.Required) > len(at.Required) {
+					at = s
+				}
+			}
+			return nil, c.limitf(at.Ptr, "required", limitGrammar, "%d required properties, whose names alone would take %d instructions, more than grammar.MaxInst (%d)", len(requiredOrder), keyBytes, grammar.MaxInst)
 		}
 	}
 	// Additional properties.

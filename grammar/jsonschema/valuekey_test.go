@@ -20,7 +20,7 @@ func TestValueKeyMatchesJSONEqual(t *testing.T) {
 		`0`, `-0`, `0.0`, `0e5`, `-0.000e-3`, `1`, `1.0`, `10e-1`, `0.1e1`, `100e-2`, `1E0`, `1e+0`, `-1`, `-1.00`,
 		`1e-999`, `10e-1000`, `0.1e-998`, `2e-999`, `1e999`, `12.5`, `125e-1`, `1250E-2`, `0.125e2`, `12.50`,
 		`"1"`, `"a"`, `""`, `"s1:a"`, `"1:a"`, `null`, `true`, `false`,
-		`[]`, `[1]`, `[1.0]`, `[1, 2]`, `[2, 1]`, `[[1]]`, `["a", "b"]`, `["ab"]`,
+		`[]`, `[1]`, `[1.0]`, `[1, 2]`, `[2, 1]`, `[[1]]`, `["a", "b"]`, `["ab"]`, `["as:b"]`, `["as1:b"]`, `["a", "s1:b"]`,
 		`{}`, `{"a": 1}`, `{"a": 1.0}`, `{"a": 1, "b": 2}`, `{"b": 2, "a": 1}`, `{"a": [1, {"b": null}]}`, `{"a": [1.00, {"b": null}]}`, `{"ab": 1}`,
 	}
 	values := make([]any, len(texts))
@@ -76,4 +76,24 @@ func TestNumbersEqualMatchesRat(t *testing.T) {
 	_, ok := parseDecimal("1e99999999999999999999")
 	assert.False(t, ok, "an exponent past int is not parsed")
 	assert.True(t, numbersEqual("1e99999999999999999999", "1e99999999999999999999"))
+}
+
+// TestInListBySet checks that a value is found in a long enum by the
+// list's set (made once, at the first lookup), numbers by value, and in
+// a short one by a scan.
+func TestInListBySet(t *testing.T) {
+	long := make([]any, 100)
+	for i := range long {
+		long[i] = json.Number(fmt.Sprint(i))
+	}
+	e := &evaluator{}
+	assert.True(t, e.inList(long, json.Number("5.0")))
+	assert.True(t, e.inList(long, json.Number("9.9e1")))
+	assert.False(t, e.inList(long, json.Number("100")))
+	assert.False(t, e.inList(long, "5"))
+	assert.Len(t, e.sets, 1, "the long list is looked up by its set")
+	short := long[:shortNames]
+	assert.True(t, e.inList(short, json.Number("3e0")))
+	assert.False(t, e.inList(short, json.Number("16")))
+	assert.Len(t, e.sets, 1, "a short list is scanned")
 }
