@@ -152,22 +152,20 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	// where the names alone pass the grammar's budget (checkSize would
 	// count them at least once), refuse before building the rest, which
 	// for 200,000 names took 3 s and 600 MB only to be refused then. An
-	// object no value satisfies (a required name refused above, or
-	// maxProperties 0 below) is not refused for its size.
-	if maxProps != 0 {
-		keyBytes := 0
-		for _, name := range requiredOrder {
-			keyBytes += len(name) + len(`""`)
-		}
-		if keyBytes > grammar.MaxInst {
-			at := parts[0] // the schema whose required list is the longest
-			for _, s := range parts {
-				if len(s.Required) > len(at.Required) {
-					at = s
-				}
+	// object no value satisfies (maxProperties 0, or a required name
+	// refused, both above) is not refused for its size.
+	keyBytes := 0
+	for _, name := range requiredOrder {
+		keyBytes += len(name) + len(`""`)
+	}
+	if keyBytes > grammar.MaxInst {
+		at := parts[0] // the schema whose required list is the longest
+		for _, s := range parts {
+			if len(s.Required) > len(at.Required) {
+				at = s
 			}
-			return nil, c.limitf(at.Ptr, "required", limitGrammar, "%d required properties, whose names alone would take %d instructions, more than grammar.MaxInst (%d)", len(requiredOrder), keyBytes, grammar.MaxInst)
 		}
+		return nil, c.limitf(at.Ptr, "required", limitGrammar, "%d required properties, whose names alone would take %d instructions, more than grammar.MaxInst (%d)", len(requiredOrder), keyBytes, grammar.MaxInst)
 	}
 	// Additional properties.
 	var patterned []*Schema // parts with patternProperties
