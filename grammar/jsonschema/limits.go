@@ -73,7 +73,11 @@ const (
 //     maxSubsetBranches (4): the anyOf branches split by which hold, for
 //     unevaluatedProperties.
 //   - maxDistribute (64): how deeply combinators nest as they are
-//     distributed; maxMergeDepth (256) and maxMergeWork (2^20): allOf and
+//     distributed, and maxDistributions (32,768) how many branches are
+//     in all; maxMergeDepth (256) and maxMergeWork (2^20): allOf and
 //     $refs followed in place, and the steps of intersecting.
 //   - maxSchemaNodes (20,000): the schema objects parsed; maxLowered
 //     (80,000): the Nodes lowered.
+//   - Counted as they are built, against grammar.MaxInst: the grammar
+//     nodes made (maxGrammarNodes, kept or thrown away), the numeric
+//     ranges' instructions (countRange), and a required list's names.

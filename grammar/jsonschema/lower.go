@@ -29,8 +29,8 @@ const maxDistribute = 64
 // 5 GB) with depth to spare.
 const maxDistributions = 1 << 15
 
-// distribute counts one more branch intersected with its siblings, for
-// b at ptr, against maxDistribute and maxDistributions.
+// distribute counts one more branch intersected with its siblings, the
+// branch at ptr, against maxDistribute and maxDistributions.
 func (c *compiler) distribute(ptr string) error {
 	if c.distributed++; c.distributed > maxDistribute {
 		return c.limitf(ptr, "", limitWork, "combinators nest more than %d deep as they are distributed over their siblings", maxDistribute)
