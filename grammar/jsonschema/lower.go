@@ -46,7 +46,7 @@ func (c *compiler) distribute(ptr string) error {
 // that names the same schemas at the same depth.
 func (c *compiler) conj(xs ...*Schema) (*grammar.Node, error) {
 	if c.lowered++; c.lowered > maxLowered {
-		return nil, c.limitf(xs[0].Ptr, "", limitSubschemas, "the schema expands to more than %d subschemas (a recursive $ref intersected by allOf?)", maxLowered)
+		return nil, c.limitf(xs[0].Ptr, "", limitSubschemas, "the schema expands to more than %d subschemas (a recursive $ref intersected by allOf, or a large object repeated in each of many anyOf or oneOf branches?)", maxLowered)
 	}
 	n, err := c.z.normalize(xs)
 	if err != nil {
