@@ -97,3 +97,37 @@ func TestInListBySet(t *testing.T) {
 	assert.False(t, e.inList(short, json.Number("16")))
 	assert.Len(t, e.sets, 1, "a short list is scanned")
 }
+
+// FuzzValueKey checks valueKey against jsonEqual on pairs of decoded
+// JSON texts: equal keys exactly when the values are equal.
+func FuzzValueKey(f *testing.F) {
+	for _, pair := range [][2]string{
+		{`1`, `1.0`}, {`1e-999`, `0.1e-998`}, {`-0`, `0e7`}, {`["a","b"]`, `["as:b"]`},
+		{`{"a":1,"b":[2]}`, `{"b":[2.0],"a":10e-1}`}, {`"x"`, `"y"`}, {`12.50`, `1250E-2`},
+	} {
+		f.Add(pair[0], pair[1])
+	}
+	decode := func(text string) (any, bool) {
+		d := json.NewDecoder(strings.NewReader(text))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil || d.More() {
+			return nil, false
+		}
+		return v, true
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		x, ok1 := decode(a)
+		y, ok2 := decode(b)
+		if !ok1 || !ok2 {
+			return
+		}
+		var kx, ky strings.Builder
+		if !valueKey(&kx, x) || !valueKey(&ky, y) {
+			return // numbers outside JSON's grammar reach neither
+		}
+		if got, want := kx.String() == ky.String(), jsonEqual(x, y); got != want {
+			t.Fatalf("%s and %s: keys equal %v, jsonEqual %v", a, b, got, want)
+		}
+	})
+}
