@@ -269,6 +269,18 @@ func TestHostileSchemas(t *testing.T) {
 				return s
 			},
 			limit: limitWork, ptr: "#/not/anyOf/0", ptrPrefix: true, msg: "combinators are distributed over their siblings more than 32768 times", inMsg: true},
+		// An automaton's error names the keyword the schema has (it said
+		// pattern, or patternProperties, for these).
+		{name: "a string not any of 9,000 strings",
+			schema: func() string {
+				return `{"type": "string", "not": {"enum": [` + list(9000, func(i int) string { return fmt.Sprintf(`"v%d"`, i) }) + `]}}`
+			},
+			ptr: "#", kw: "not", msg: "the strings it excludes, with the string's other keywords, by automaton: the automaton would take more than 4096 states"},
+		{name: "propertyNames of 9,000 names",
+			schema: func() string {
+				return `{"type": "object", "propertyNames": {"enum": [` + list(9000, func(i int) string { return fmt.Sprintf(`"v%d"`, i) }) + `]}}`
+			},
+			ptr: "#", kw: "propertyNames", msg: "the keys it allows, beside the listed names, by automaton: the automaton would take more than 4096 states"},
 		{name: "a chain of 20,000 references",
 			schema: func() string {
 				return `{"$defs": {` + list(20_000, func(i int) string {

@@ -496,6 +496,9 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, k
 		return nil, lowerErr
 	}
 	if err != nil {
+		if len(patterned) == 0 { // the keys' automata are propertyNames' alone
+			return nil, c.errorf(ptr, "propertyNames", "the keys it allows, beside the listed names, by automaton: %v", err)
+		}
 		return nil, c.errorf(at, "patternProperties", "splitting the keys by pattern: %v", err)
 	}
 	d = d.minimize()

@@ -104,7 +104,11 @@ func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
 		return 1
 	})
 	if err != nil {
-		return nil, c.errorf(ptr, kw, "with length bounds, other patterns or a format, by automaton: %v", err)
+		what := "with length bounds, other patterns or a format"
+		if kw == "not" {
+			what = "the strings it excludes, with the string's other keywords"
+		}
+		return nil, c.errorf(ptr, kw, "%s, by automaton: %v", what, err)
 	}
 	d = d.minimize()
 	if d.label[0] == 0 && len(d.edges[0]) == 0 {
@@ -124,9 +128,9 @@ func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
 // string), the length bounds', and the negated patterns' and excluded
 // strings'. With no string keyword, one automaton of every string.
 func (c *compiler) stringComponents(n *Node) (comps []*dfa, want []bool, kw, ptr string, err error) {
-	kw, ptr = "pattern", n.Ptr
+	kw, ptr = "", n.Ptr
 	for i, pat := range n.Str.Patterns {
-		ptr = n.Str.PatternPtrs[i]
+		kw, ptr = "pattern", n.Str.PatternPtrs[i]
 		goPat, err := ecmaToGo(pat)
 		if err != nil {
 			return nil, nil, "", "", c.errorf(ptr, "pattern", "%v", err)
@@ -168,8 +172,19 @@ func (c *compiler) stringComponents(n *Node) (comps []*dfa, want []bool, kw, ptr
 		}
 		comps, want = append(comps, d.complete()), append(want, false)
 	}
-	if ex := excludedStrings(n.NotEnum); len(ex) > 0 {
+	ex := excludedStrings(n.NotEnum)
+	if len(ex) > 0 {
 		comps, want = append(comps, namesDFA(ex).complete()), append(want, false)
+	}
+	if kw == "" { // no pattern or format: name what else the automaton is of
+		switch {
+		case len(n.Str.NotPatterns) > 0 || len(ex) > 0:
+			kw = "not"
+		case n.Str.MinLen > 0:
+			kw = "minLength"
+		default:
+			kw = "maxLength"
+		}
 	}
 	return comps, want, kw, ptr, nil
 }
