@@ -281,6 +281,13 @@ func TestHostileSchemas(t *testing.T) {
 				return `{"type": "object", "propertyNames": {"enum": [` + list(9000, func(i int) string { return fmt.Sprintf(`"v%d"`, i) }) + `]}}`
 			},
 			ptr: "#", kw: "propertyNames", msg: "the keys it allows, beside the listed names, by automaton: the automaton would take more than 4096 states"},
+		// A pattern Go's regexp refuses says why (past RE2's repeat limit
+		// it only said it was not valid).
+		{name: "a pattern of repeats nested past RE2's limit",
+			schema: func() string {
+				return `{"type": "string", "pattern": "^` + strings.Repeat("(", 8) + `a{1,10}` + strings.Repeat("){1,10}", 8) + `$"}`
+			},
+			ptr: "#", ptrPrefix: true, kw: "pattern", msg: "is not valid regex: error parsing regexp: invalid repeat count", inMsg: true},
 		{name: "a chain of 20,000 references",
 			schema: func() string {
 				return `{"$defs": {` + list(20_000, func(i int) string {

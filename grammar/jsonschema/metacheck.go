@@ -138,7 +138,8 @@ func metaCheckOrdered(doc any, sorted bool) error {
 						return err
 					}
 					if !santhosh.Formats["regex"](x) {
-						return w.fail("%q is not valid regex", x)
+						s, _ := x.(string) // w.str checked it
+						return w.fail("%q is not valid regex%s", x, regexReason(s))
 					}
 				case "uniqueItems", "deprecated", "readOnly", "writeOnly":
 					return w.boolean(x)

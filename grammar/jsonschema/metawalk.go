@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,7 +197,7 @@ func (w *metaWalk) patternProperties(v any) error {
 	}
 	for p := range w.keys(m) {
 		if !santhosh.Formats["regex"](p) {
-			return w.fail("%q is not valid regex", p)
+			return w.fail("%q is not valid regex%s", p, regexReason(p))
 		}
 	}
 	return w.schemaMap(v)
@@ -234,4 +235,15 @@ func (w *metaWalk) dependencies(v any, names func(any) error) error {
 		}
 	}
 	return nil
+}
+
+// regexReason says why Go's regexp refuses pattern, as ": reason" (the
+// repeat count past RE2's limit, say), or "" when it does not: the
+// validator's regex format refuses what Go's regexp cannot compile,
+// after rewriting ECMA-262's syntax.
+func regexReason(pattern string) string {
+	if _, err := regexp.Compile(pattern); err != nil {
+		return ": " + err.Error()
+	}
+	return ""
 }
