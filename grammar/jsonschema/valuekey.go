@@ -19,8 +19,10 @@ type exactDecimal struct {
 	exp    int
 }
 
-// parseDecimal reads s, a number in JSON's grammar; ok is false for
-// anything else, or an exponent past int's range.
+// parseDecimal reads s, a number in JSON's grammar (the decoder checked
+// it: parseDecimal itself lets some other spellings through, such as
+// "5." or "00"); ok is false for text that is no number, or an
+// exponent past int's range.
 func parseDecimal(s string) (d exactDecimal, ok bool) {
 	if strings.HasPrefix(s, "-") {
 		d.neg, s = true, s[1:]
