@@ -196,8 +196,8 @@ func (a *Automaton) addListedMask(listing []uint32, e *stateMask) {
 const maxListedBytes = 4 << 20
 
 // stateMask returns the cached masks of p's current state, whose
-// signature (earley.Parser.Signature) is sig, computing them on first
-// use.
+// signature (earley.Parser.Listing, sorted and without repeats) is sig,
+// computing them on first use.
 func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
 	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(sig))), 4*len(sig))
 	a.mu.RLock()

@@ -879,13 +879,13 @@ func (c *compiler) keyNotIn(names []string) *grammar.Node {
 }
 
 // memo returns (*cache)[key], built and kept on first use.
-func memo(cache *map[string]*grammar.Node, key string, build func() *grammar.Node) *grammar.Node {
+func memo[K comparable](cache *map[K]*grammar.Node, key K, build func() *grammar.Node) *grammar.Node {
 	if n, ok := (*cache)[key]; ok {
 		return n
 	}
 	n := build()
 	if *cache == nil {
-		*cache = map[string]*grammar.Node{}
+		*cache = map[K]*grammar.Node{}
 	}
 	(*cache)[key] = n
 	return n
@@ -931,15 +931,7 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 // keyRune is the literal of a key's character r (escaped if it must
 // be), one node for every key trie of the compile.
 func (c *compiler) keyRune(r rune) *grammar.Node {
-	if n, ok := c.keyRunes[r]; ok {
-		return n
-	}
-	if c.keyRunes == nil {
-		c.keyRunes = map[rune]*grammar.Node{}
-	}
-	n := c.nodes.bytes(escapeRune(r))
-	c.keyRunes[r] = n
-	return n
+	return memo(&c.keyRunes, r, func() *grammar.Node { return c.nodes.bytes(escapeRune(r)) })
 }
 
 // keyDeviate is the rest of a key that leaves a trie node whose next
@@ -947,33 +939,20 @@ func (c *compiler) keyRune(r rune) *grammar.Node {
 // for every key trie of the compile; a single character, the most
 // common, is found without making a string of it.
 func (c *compiler) keyDeviate(rs []rune) *grammar.Node {
-	if len(rs) == 1 {
-		if n, ok := c.keyDeviates1[rs[0]]; ok {
-			return n
-		}
-	} else if n, ok := c.keyDeviates[string(rs)]; ok {
-		return n
+	build := func() *grammar.Node {
+		anyTail := c.shared("_canontail", func() *grammar.Node {
+			most := -1
+			if c.opts.Bounded {
+				most = BoundedLength
+			}
+			return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
+		})
+		return c.nodes.seq(c.canonicalChar(rs), anyTail)
 	}
-	anyTail := c.shared("_canontail", func() *grammar.Node {
-		most := -1
-		if c.opts.Bounded {
-			most = BoundedLength
-		}
-		return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
-	})
-	n := c.nodes.seq(c.canonicalChar(rs), anyTail)
 	if len(rs) == 1 {
-		if c.keyDeviates1 == nil {
-			c.keyDeviates1 = map[rune]*grammar.Node{}
-		}
-		c.keyDeviates1[rs[0]] = n
-	} else {
-		if c.keyDeviates == nil {
-			c.keyDeviates = map[string]*grammar.Node{}
-		}
-		c.keyDeviates[string(rs)] = n
+		return memo(&c.keyDeviates1, rs[0], build)
 	}
-	return n
+	return memo(&c.keyDeviates, string(rs), build)
 }
 
 // canonicalChar is one string character in canonical encoding, other

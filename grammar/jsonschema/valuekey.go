@@ -2,17 +2,18 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// exactDecimal is a JSON number's value as sign, digits and exponent: digits
-// × 10^exp, the digits without leading or trailing zeros (none for
-// zero, whose sign is dropped), so that two numbers are equal exactly
-// when their decimals are. Unlike big.Rat it costs a pass over the
-// text whatever the exponent: 1e-999 needs no 10^999.
+// exactDecimal is a JSON number's value as sign, digits and exponent:
+// digits × 10^exp, the digits without leading or trailing zeros (none
+// for zero, whose sign is dropped), so that two numbers are equal
+// exactly when their decimals are. Unlike big.Rat it costs a pass over
+// the text whatever the exponent: 1e-999 needs no 10^999.
 type exactDecimal struct {
 	neg    bool
 	digits string
@@ -41,14 +42,14 @@ func parseDecimal(s string) (d exactDecimal, ok bool) {
 	}
 	digits := whole + frac
 	if len(frac) > 0 {
-		if d.exp < minInt+len(frac) {
+		if d.exp < math.MinInt+len(frac) {
 			return exactDecimal{}, false
 		}
 		d.exp -= len(frac)
 	}
 	digits = strings.TrimLeft(digits, "0")
 	trimmed := strings.TrimRight(digits, "0")
-	if d.exp > maxInt-(len(digits)-len(trimmed)) {
+	if d.exp > math.MaxInt-(len(digits)-len(trimmed)) {
 		return exactDecimal{}, false
 	}
 	d.exp += len(digits) - len(trimmed)
@@ -58,11 +59,6 @@ func parseDecimal(s string) (d exactDecimal, ok bool) {
 	}
 	return d, true
 }
-
-const (
-	maxInt = int(^uint(0) >> 1)
-	minInt = -maxInt - 1
-)
 
 // numbersEqual reports whether two JSON numbers have the same value.
 func numbersEqual(x, y json.Number) bool {
@@ -81,8 +77,8 @@ func numbersEqual(x, y json.Number) bool {
 
 // valueKey writes a key of the decoded JSON value v to b, equal for two
 // values exactly when jsonEqual holds between them: numbers by their
-// exactDecimal, objects with their keys sorted, strings length-prefixed. It
-// reports false for a value it cannot key (a number outside JSON's
+// exact decimal, objects with their keys sorted, strings length-prefixed.
+// It reports false for a value it cannot key (a number outside JSON's
 // grammar, a type the decoder does not make).
 func valueKey(b *strings.Builder, v any) bool {
 	switch x := v.(type) {

@@ -217,7 +217,7 @@ func (d *LocalDFA) Predictions() *Predictions { return d.preds }
 func (d *LocalDFA) States() int { return len(d.states) }
 
 // Start returns the state of ps's current step as a local parser sees it
-// (the same key as Signature).
+// (the same key as Listing's signature).
 func (d *LocalDFA) Start(ps *Parser) int32 {
 	if d.nclass == 0 {
 		d.initClasses()

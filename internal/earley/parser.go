@@ -541,24 +541,16 @@ func (ps *Parser) CopyFrom(other *Parser) {
 	ps.budget, ps.total, ps.limit, ps.err = other.budget, other.total, other.limit, other.err
 }
 
-// Signature appends to buf a key of the current step's state as a local
-// parser sees it (see LocalDFA): its items' instructions, and for each
-// whether its rule began at this step or before. Two steps with the same
-// signature accept the same token strings locally. With canon, an item's
-// instruction pc counts as canon[pc]: instructions a caller knows to be
-// alike for its purpose share a key (see grammar.RepeatCopies).
-func (ps *Parser) Signature(buf []uint32, canon []uint32) []uint32 {
-	start := len(buf)
-	buf = ps.Listing(buf, canon)
-	sig := buf[start:]
-	slices.Sort(sig)
-	return buf[:start+len(slices.Compact(sig))]
-}
-
-// Listing appends to buf what Signature keys, in the order the step
-// holds its items, unsorted: steps with equal listings have equal
-// signatures, and a caller that remembers the last one tells a step
-// that repeats it (a string's characters, say) without sorting.
+// Listing appends to buf the keys of the current step's items as a
+// local parser sees them (see LocalDFA), in the order the step holds
+// them: each item's instruction, and whether its rule began at this
+// step or before. Sorted and without repeats, they are the step's
+// signature: two steps with the same signature accept the same token
+// strings locally. Unsorted, a caller that remembers the last listing
+// tells a step that repeats it (a string's characters, say) without
+// sorting. With canon, an item's instruction pc counts as canon[pc]:
+// instructions a caller knows to be alike for its purpose share a key
+// (see grammar.RepeatCopies).
 func (ps *Parser) Listing(buf []uint32, canon []uint32) []uint32 {
 	cur := uint32(ps.top())
 	for _, it := range ps.set(int(cur)) {
