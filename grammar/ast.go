@@ -58,21 +58,26 @@ func (t TokenRef) String() string {
 }
 
 // Node is a node of a grammar's tree.
+//
+// Its fields are in the order compiling reads them, the kind and the
+// children first and the position last: a large grammar's tree does not
+// fit in the cache, and its walks (measuring, checking, emitting) read
+// a node's first line and seldom the others.
 type Node struct {
-	Op       Op
-	Pos      Pos
-	Runes    []rune     // OpLit
-	Ranges   []rune     // OpClass: pairs lo, hi (inclusive), sorted, non-overlapping
-	Bytes    []byte     // OpBytes
-	Subs     []*Node    // OpSeq, OpAlt, OpRepeat
-	Min, Max int        // OpRepeat
-	Name     string     // OpRef
-	Tokens   []TokenRef // OpToken
-	Negated  bool       // OpToken
+	Op      Op
+	Negated bool // OpToken
 
 	// hoisted is, on a call compile makes to a hoisted repetition body,
 	// the program rule it calls, plus one.
-	hoisted int
+	hoisted  int32
+	Subs     []*Node    // OpSeq, OpAlt, OpRepeat
+	Min, Max int        // OpRepeat
+	Name     string     // OpRef
+	Bytes    []byte     // OpBytes
+	Ranges   []rune     // OpClass: pairs lo, hi (inclusive), sorted, non-overlapping
+	Runes    []rune     // OpLit
+	Tokens   []TokenRef // OpToken
+	Pos      Pos
 }
 
 // Rule is a named production.

@@ -834,7 +834,7 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 		return 0, err
 	}
 	c.prog.Rules[rule].Start = entry
-	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name, hoisted: int(rule) + 1}
+	call := &Node{Op: OpRef, Name: c.prog.Rules[rule].Name, hoisted: int32(rule) + 1}
 	if c.hoistedRules == nil {
 		c.hoistedRules = map[*Node]*Node{}
 	}
