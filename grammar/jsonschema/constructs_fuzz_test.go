@@ -30,6 +30,7 @@ var constructTemplates = []string{
 	`{"type": "object", "dependentSchemas": {%[4]q: {"required": ["z"], "properties": {"z": {"maximum": %[2]d}}}}}`,
 	`{"allOf": [{"properties": {"a": {"type": "integer"}}}, {"patternProperties": {%[1]q: {"minimum": %[2]d}}}], "unevaluatedProperties": false}`,
 	`{"type": "string", "pattern": %[1]q, "minLength": %[2]d, "maxLength": %[3]d, "not": {"const": %[4]q}}`,
+	`{"type": "object", "anyOf": [{"properties": {"a": {"minimum": %[2]d}}}, {"patternProperties": {%[1]q: {"type": "string"}}, "required": ["b"]}, {"properties": {%[4]q: {"maximum": %[3]d}}}], "unevaluatedProperties": {"type": "boolean"}}`,
 }
 
 // FuzzConstructs fills the templates with fuzzed patterns, numbers and

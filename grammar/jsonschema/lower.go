@@ -230,10 +230,8 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	}
 	if !s.synthetic && n.unevaluated() && len(branches) > 1 && len(branches) <= maxSubsetBranches {
 		// Which branches hold decides what is evaluated: one alternative
-		// per set of branches that hold, the others' values taken out.
-		if subsets, err := c.branchSubsets(s, branches); err == nil {
-			branches = subsets
-		}
+		// per set of branches that hold.
+		branches = branchSubsets(s, branches)
 	}
 	var alts []*grammar.Node
 	for _, b := range branches {
@@ -271,16 +269,17 @@ func (n *Node) unevaluated() bool {
 }
 
 // branchSubsets returns, for each non-empty set of the branches of s's
-// anyOf, a schema that holds where exactly those branches hold.
-func (c *compiler) branchSubsets(s *Schema, branches []*Schema) ([]*Schema, error) {
-	negs := make([]*Schema, len(branches))
-	for i, b := range branches {
-		nb, err := c.neg.negate(b)
-		if err != nil {
-			return nil, err
-		}
-		negs[i] = nb
-	}
+// anyOf, the schema that holds where all of them hold. Their union is
+// the anyOf's language with what each set evaluates judged exactly: the
+// keys (items) that the branches of a set evaluate are evaluated
+// wherever they hold, whatever else holds, and more branches holding
+// only evaluate more. So a value valid where exactly the set S holds is
+// valid in S's alternative, and one valid in S's alternative is valid
+// where a larger set holds. (Taking each set without the values of the
+// others, by negating them, makes the same language, at a cost that grew
+// with the product of the branches' sizes: 3 branches of 40 properties
+// took 0.6 s to pass maxLowered.)
+func branchSubsets(s *Schema, branches []*Schema) []*Schema {
 	var out []*Schema
 	for set := 1; set < 1<<len(branches); set++ {
 		x := newSchema(fmt.Sprintf("%s/anyOf/{%b}", s.Ptr, set))
@@ -288,13 +287,11 @@ func (c *compiler) branchSubsets(s *Schema, branches []*Schema) ([]*Schema, erro
 		for i, b := range branches {
 			if set&(1<<i) != 0 {
 				x.AllOf = append(x.AllOf, b)
-			} else {
-				x.AllOf = append(x.AllOf, negs[i])
 			}
 		}
 		out = append(out, x)
 	}
-	return out, nil
+	return out
 }
 
 // maxExclusions bounds the branches one oneOf branch is taken without.

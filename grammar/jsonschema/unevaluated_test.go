@@ -1,6 +1,13 @@
 package jsonschema
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reins-go/reins/grammar"
+	"github.com/stretchr/testify/require"
+)
 
 // TestUnevaluated checks unevaluatedProperties and unevaluatedItems as
 // the object and array schemas they amount to once the schemas applied
@@ -26,6 +33,14 @@ func TestUnevaluated(t *testing.T) {
 			invalid: []string{`{"a": 1, "c": 2}`, `{}`},
 		},
 		{
+			// Refused at maxLowered (0.6 s) when each set of branches was
+			// taken without the values of the others.
+			name:    "unevaluatedProperties and three anyOf branches of 40 properties",
+			schema:  wideAnyOf(3, 40),
+			valid:   []string{`{}`, `{"p0_39": "x"}`, `{"p0_1": "x", "p1_2": "y", "p2_3": "z"}`},
+			invalid: []string{`{"p0_1": 1}`, `{"p0_1": "x", "q": "y"}`, `{"p3_0": "x"}`},
+		},
+		{
 			name:    "unevaluatedProperties and if/then/else",
 			schema:  `{"if": {"properties": {"k": {"const": "x"}}, "required": ["k"]}, "then": {"properties": {"x": {}}}, "else": {"properties": {"y": {}}}, "unevaluatedProperties": false}`,
 			valid:   []string{`{"k": "x", "x": 1}`, `{"y": 1}`},
@@ -44,6 +59,48 @@ func TestUnevaluated(t *testing.T) {
 			invalid: []string{`["a"]`},
 		},
 	})
+}
+
+// TestUnevaluatedAnyOfExact compares, for anyOf branches under
+// unevaluatedProperties, the grammar with the validator on every object
+// of up to four keys of three values each: what the branches that hold
+// evaluate decides, so it is exact both ways.
+func TestUnevaluatedAnyOfExact(t *testing.T) {
+	schemas := []string{
+		`{"type": "object", "anyOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"b": {"type": "string"}}}], "unevaluatedProperties": false}`,
+		`{"type": "object", "anyOf": [{"properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"b": {}, "c": {"type": "boolean"}}}, {"properties": {"c": {"type": "string"}}}], "unevaluatedProperties": {"type": "integer"}}`,
+		`{"type": "object", "properties": {"x": {}}, "anyOf": [{"properties": {"a": {"const": 1}}}, {"patternProperties": {"^[bc]$": {"type": "string"}}}, {"required": ["c"]}], "unevaluatedProperties": false}`,
+	}
+	keys, values := []string{"a", "b", "c", "x"}, []string{`1`, `"s"`, `true`}
+	var objects []string
+	var build func(i int, members []string)
+	build = func(i int, members []string) {
+		if i == len(keys) {
+			objects = append(objects, "{"+strings.Join(members, ", ")+"}")
+			return
+		}
+		build(i+1, members)
+		for _, v := range values {
+			build(i+1, append(members, fmt.Sprintf("%q: %s", keys[i], v)))
+		}
+	}
+	build(0, nil)
+	require.Len(t, objects, 256)
+	for _, schema := range schemas {
+		g, err := Compile([]byte(schema), Options{})
+		require.NoError(t, err, schema)
+		p, err := grammar.Compile(g)
+		require.NoError(t, err, schema)
+		valid := 0
+		for _, o := range objects {
+			want := Validate([]byte(schema), []byte(o)) == nil
+			if want {
+				valid++
+			}
+			require.Equal(t, want, acceptsText(p, o), "schema %s, instance %s", schema, o)
+		}
+		require.Greater(t, valid, 1, schema)
+	}
 }
 
 // TestLiteralSpellings checks that enum and const values are taken as
@@ -71,4 +128,18 @@ func TestLiteralSpellings(t *testing.T) {
 			invalid: []string{`1.5`, `0.0`, `0`},
 		},
 	})
+}
+
+// wideAnyOf is a schema of an anyOf of branches objects of props string
+// properties each, unevaluatedProperties false.
+func wideAnyOf(branches, props int) string {
+	var bs []string
+	for b := range branches {
+		var ps []string
+		for i := range props {
+			ps = append(ps, fmt.Sprintf(`"p%d_%d": {"type": "string"}`, b, i))
+		}
+		bs = append(bs, `{"properties": {`+strings.Join(ps, ", ")+`}}`)
+	}
+	return `{"type": "object", "anyOf": [` + strings.Join(bs, ", ") + `], "unevaluatedProperties": false}`
 }
