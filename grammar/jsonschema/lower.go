@@ -230,8 +230,12 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	}
 	if !s.synthetic && n.unevaluated() && len(branches) > 1 && len(branches) <= maxSubsetBranches {
 		// Which branches hold decides what is evaluated: one alternative
-		// per set of branches that hold.
-		branches = branchSubsets(s, branches)
+		// per set of branches that hold (see branchSets).
+		if holdingSetsFit(branches) {
+			branches = branchSets(s, branches, nil)
+		} else if negs, err := c.negations(branches); err == nil {
+			branches = branchSets(s, branches, negs)
+		}
 	}
 	var alts []*grammar.Node
 	for _, b := range branches {
@@ -266,32 +270,6 @@ func (n *Node) unevaluated() bool {
 		}
 	}
 	return false
-}
-
-// branchSubsets returns, for each non-empty set of the branches of s's
-// anyOf, the schema that holds where all of them hold. Their union is
-// the anyOf's language with what each set evaluates judged exactly: the
-// keys (items) that the branches of a set evaluate are evaluated
-// wherever they hold, whatever else holds, and more branches holding
-// only evaluate more. So a value valid where exactly the set S holds is
-// valid in S's alternative, and one valid in S's alternative is valid
-// where a larger set holds. (Taking each set without the values of the
-// others, by negating them, makes the same language, at a cost that grew
-// with the product of the branches' sizes: 3 branches of 40 properties
-// took 0.6 s to pass maxLowered.)
-func branchSubsets(s *Schema, branches []*Schema) []*Schema {
-	var out []*Schema
-	for set := 1; set < 1<<len(branches); set++ {
-		x := newSchema(fmt.Sprintf("%s/anyOf/{%b}", s.Ptr, set))
-		x.Has = 1 << kwAllOf
-		for i, b := range branches {
-			if set&(1<<i) != 0 {
-				x.AllOf = append(x.AllOf, b)
-			}
-		}
-		out = append(out, x)
-	}
-	return out
 }
 
 // maxExclusions bounds the branches one oneOf branch is taken without.
