@@ -198,6 +198,14 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{}`, `{"b": 1}`},
 		},
 		{
+			// The object branch takes at most 2 keys: empty, not refused as
+			// unsupported (which failed the whole anyOf).
+			name:    "minProperties above the keys an object may have, in an anyOf branch",
+			schema:  `{"anyOf": [{"type": "object", "properties": {"a": {}, "b": {}}, "additionalProperties": false, "minProperties": 3}, {"type": "string"}]}`,
+			valid:   []string{`"x"`},
+			invalid: []string{`{"a": 1, "b": 2}`, `{}`},
+		},
+		{
 			name:    "an optional property no value satisfies is never present",
 			schema:  `{"type": "object", "properties": {"k": {"type": "object", "enum": ["x", "y"]}, "n": {"type": "integer"}}}`,
 			valid:   []string{`{"n": 1}`, `{}`},

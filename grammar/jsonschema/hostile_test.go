@@ -72,18 +72,27 @@ func TestHostileSchemas(t *testing.T) {
 		ptrPrefix, inMsg bool // ptr is a prefix of the pointer; msg is within Msg
 	}{
 		// The sets of anyOf branches under unevaluatedProperties are taken
-		// without the others' negations only where they stay small and
-		// combine nothing further: without that check, these passed
-		// maxLowered after 1.7 s and 0.4 s, where each branch taken alone
-		// compiles (what they do).
+		// without the others' negations only where that stays small (see
+		// holdingSetsFit): without each check, one of these was refused
+		// past maxLowered or grammar.MaxInst after up to 2 s, where the
+		// negated sets, or each branch alone, compile.
 		{name: "unevaluatedProperties over 4 anyOf branches of 3,000 properties",
 			schema: func() string { return wideAnyOf(4, 3000) }, ok: true},
+		{name: "unevaluatedProperties over 4 $refs to branches of 3,000 properties",
+			schema: func() string {
+				return strings.Replace(refBranches(wideAnyOf(4, 3000)), `"type": "object"`, `"type": "object", "$defs": {`+
+					list(4, func(b int) string { return fmt.Sprintf(`"B%d": %s`, b, wideBranch(b, 3000)) })+`}`, 1)
+			}, ok: true},
 		{name: "unevaluatedProperties over 4 anyOf branches of 4 anyOf branches",
+			schema: func() string { return nestedAnyOf("") }, ok: true},
+		{name: "unevaluatedProperties over 4 $refs to anyOfs of 4 branches",
+			schema: func() string { return nestedAnyOf("$ref") }, ok: true},
+		{name: "unevaluatedProperties over 4 anyOf branches of recursive $refs",
+			schema: func() string { return recursiveBranches(7, 11, 13, 17) }, ok: true},
+		{name: "unevaluatedProperties over 4 anyOf branches of patternProperties",
 			schema: func() string {
 				return `{"type": "object", "anyOf": [` + list(4, func(b int) string {
-					return `{"anyOf": [` + list(4, func(j int) string {
-						return `{"properties": {` + list(5, func(i int) string { return fmt.Sprintf(`"q%d_%d_%d": {"type": "string"}`, b, j, i) }) + `}}`
-					}) + `], "unevaluatedProperties": false}`
+					return fmt.Sprintf(`{"patternProperties": {"%c.{6}$": {"type": "string"}}}`, 'a'+b)
 				}) + `], "unevaluatedProperties": false}`
 			}, ok: true},
 		{name: "arrays nested 100 deep (doubled per level before)",
@@ -391,4 +400,43 @@ func TestNestedGrammarLinear(t *testing.T) {
 		assert.Less(t, sizes[40], 3*sizes[20], "%s: the grammar's size 40 deep against 20 deep", name)
 		assert.Less(t, steps[40], 3*steps[20], "%s: the nodes walked 40 deep against 20 deep", name)
 	}
+}
+
+// nestedAnyOf is an anyOf of 4 anyOfs of 4 branches of 5 properties,
+// each inner anyOf under its own unevaluatedProperties, and with how
+// "$ref", each behind a $ref.
+func nestedAnyOf(how string) string {
+	inner := func(b int) string {
+		return `{"anyOf": [` + list(4, func(j int) string {
+			return `{"properties": {` + list(5, func(i int) string { return fmt.Sprintf(`"q%d_%d_%d": {"type": "string"}`, b, j, i) }) + `}}`
+		}) + `], "unevaluatedProperties": false}`
+	}
+	if how != "$ref" {
+		return `{"type": "object", "anyOf": [` + list(4, inner) + `], "unevaluatedProperties": false}`
+	}
+	return `{"type": "object", "$defs": {` + list(4, func(b int) string { return fmt.Sprintf(`"B%d": %s`, b, inner(b)) }) +
+		`}, "anyOf": [` + list(4, func(b int) string { return fmt.Sprintf(`{"$ref": "#/$defs/B%d"}`, b) }) + `], "unevaluatedProperties": false}`
+}
+
+// recursiveBranches is an anyOf of branches whose property "a" starts a
+// cycle of $refs as long as each of cycles (coprime: intersecting two
+// takes the product of their lengths).
+func recursiveBranches(cycles ...int) string {
+	var defs, branches []string
+	for b, m := range cycles {
+		for i := range m {
+			defs = append(defs, fmt.Sprintf(`"R%d_%d": {"type": "object", "properties": {"next": {"$ref": "#/$defs/R%d_%d"}, "v%d_%d": {"type": "string"}}}`, b, i, b, (i+1)%m, b, i))
+		}
+		branches = append(branches, fmt.Sprintf(`{"properties": {"a": {"$ref": "#/$defs/R%d_0"}}}`, b))
+	}
+	return `{"type": "object", "$defs": {` + strings.Join(defs, ", ") + `}, "anyOf": [` + strings.Join(branches, ", ") + `], "unevaluatedProperties": false}`
+}
+
+// refBranches replaces the branches of the anyOf wideAnyOf wrote by
+// $refs to #/$defs/B0, B1...
+func refBranches(schema string) string {
+	at := strings.Index(schema, `"anyOf": [`)
+	end := strings.LastIndex(schema, `], "unevaluatedProperties"`)
+	n := strings.Count(schema[at:end], `{"properties"`)
+	return schema[:at] + `"anyOf": [` + list(n, func(b int) string { return fmt.Sprintf(`{"$ref": "#/$defs/B%d"}`, b) }) + schema[end:]
 }

@@ -230,13 +230,26 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	}
 	if !s.synthetic && n.unevaluated() && len(branches) > 1 && len(branches) <= maxSubsetBranches {
 		// Which branches hold decides what is evaluated: one alternative
-		// per set of branches that hold (see branchSets).
-		if holdingSetsFit(branches) {
-			branches = branchSets(s, branches, nil)
-		} else if negs, err := c.negations(branches); err == nil {
+		// per set of branches that hold (see branchSets). Without the
+		// negations of the others where the sets are plain and small, and
+		// where one of them meets what the compiler does not support, as
+		// elsewhere: negated, or else each branch taken alone (narrower:
+		// a branch not taken may also hold and evaluate more).
+		if c.holdingSetsFit(branches) {
+			if g, err := c.anyOfBranches(s, rest, branchSets(s, branches, nil)); err == nil || isEmpty(err) {
+				return g, err
+			}
+		}
+		if negs, err := c.negations(branches); err == nil {
 			branches = branchSets(s, branches, negs)
 		}
 	}
+	return c.anyOfBranches(s, rest, branches)
+}
+
+// anyOfBranches is the alternation of branches, each taken with rest, of
+// the anyOf of s.
+func (c *compiler) anyOfBranches(s *Schema, rest *Node, branches []*Schema) (*grammar.Node, error) {
 	var alts []*grammar.Node
 	for _, b := range branches {
 		g, err := c.branch(rest, b)

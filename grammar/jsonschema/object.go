@@ -230,6 +230,9 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		maxProps = -1
 	}
 	if minProps > 1 && minProps > countPresent(members) {
+		if more == nil && !(c.opts.Bounded && len(names) > 0) { // no other key can be written
+			return nil, c.emptyf(ptr, "minProperties", "at least %d properties, more than the %d it may have", minProps, countPresent(members))
+		}
 		return nil, c.errorf(ptr, "minProperties", "at least %d properties, more than the %d listed, is not supported (additional keys may repeat one another)", minProps, countPresent(members))
 	}
 	if maxProps == 0 {

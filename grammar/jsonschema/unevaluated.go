@@ -1,9 +1,6 @@
 package jsonschema
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // unevaluatedProperties and unevaluatedItems judge what the schema's
 // evaluation left unjudged: the keys (items) no properties,
@@ -36,7 +33,16 @@ func inPlace(n *Node, s *Schema) []*Schema {
 		if x.Target != nil {
 			next = append(next, x.Target)
 		}
-		for _, list := range [][]*Schema{x.AnyOf, x.OneOf, {x.If, x.Then, x.Else}} {
+		// Of then and else, the one the if taken says: the other may be
+		// in n by another way ($ref), without applying from x.
+		var cond []*Schema
+		if x.If != nil {
+			cond = []*Schema{x.If, x.Else}
+			if in[x.If] {
+				cond[1] = x.Then
+			}
+		}
+		for _, list := range [][]*Schema{x.AnyOf, x.OneOf, cond} {
 			for _, b := range list {
 				if b != nil && in[b] {
 					next = append(next, b)
@@ -143,9 +149,11 @@ func (c *compiler) unevaluatedArrays(n *Node) ([]*Schema, error) {
 // holding only evaluate more. So a value valid where exactly the set S
 // holds is valid in S's alternative, and one valid in S's alternative is
 // valid where a larger set holds. Without the negations the sets cost
-// far less (3 branches of 40 properties: 3.5 ms against 0.6 s to pass
-// maxLowered), but nothing bounds how they multiply the combinators the
-// branches apply in place, which negating them, when it can, does.
+// far less (3 branches of 40 properties: 3.5 ms, against 0.6 s to be
+// refused past maxLowered), but intersecting the branches costs the
+// product of their sizes where they recurse, and multiplies the
+// combinators they apply in place; holdingSetsFit says where it does
+// not.
 func branchSets(s *Schema, branches, negs []*Schema) []*Schema {
 	var out []*Schema
 	for set := 1; set < 1<<len(branches); set++ {
@@ -177,72 +185,116 @@ func (c *compiler) negations(branches []*Schema) ([]*Schema, error) {
 	return negs, nil
 }
 
-// maxHoldingSchemas bounds the schemas the sets of an anyOf's branches
-// hold in all, without negations: each branch counts in each set it is
-// in, half of them.
+// maxHoldingSchemas bounds the distinct schemas under an anyOf's
+// branches, each branch counted once for each of the sets it is in (half
+// of them), for their sets to be taken without negations.
 const maxHoldingSchemas = 4096
 
-// holdingSetsFit reports whether an anyOf's sets of branches can be
-// taken without the negations of the other branches: when no branch
-// applies in place a combinator (anyOf, oneOf, if, dependentSchemas), or
-// judges evaluation itself (unevaluatedProperties, unevaluatedItems,
-// contains), and the sets hold at most maxHoldingSchemas schemas.
-func holdingSetsFit(branches []*Schema) bool {
-	budget := maxHoldingSchemas >> (len(branches) - 1)
-	seen := map[*Schema]bool{}
+// holdingSetsFit reports whether an anyOf's sets of branches may be
+// taken without the negations of the other branches: when every branch
+// is plain (see plainInPlace), at most one splits keys by automaton
+// (patternProperties, propertyNames: the sets would intersect their
+// automata), no schema under them refers back to itself ($ref), and
+// they hold at most maxHoldingSchemas schemas. $refs are followed, and
+// resolved if they were not yet.
+func (c *compiler) holdingSetsFit(branches []*Schema) bool {
+	w := schemaCount{c: c, budget: maxHoldingSchemas >> (len(branches) - 1), done: map[*Schema]bool{}, open: map[*Schema]bool{}}
+	automata := 0
 	for _, b := range branches {
-		if !appliesNoCombinator(b) {
-			return false
+		plain, keyAutomaton := c.plainInPlace(b)
+		if keyAutomaton {
+			automata++
 		}
-		if budget = countSchemas(b, seen, budget); budget < 0 {
+		if !plain || automata > 1 || !w.count(b) {
 			return false
 		}
 	}
 	return true
 }
 
-// appliesNoCombinator reports whether s and the schemas it applies in
-// place (allOf, $ref) have none of the keywords holdingSetsFit names.
-func appliesNoCombinator(s *Schema) bool {
+// plainInPlace reports whether s and the schemas it applies in place
+// (allOf, $ref) apply nothing that depends on the value (anyOf, oneOf,
+// if, not, dependentSchemas) and judge no evaluation (unevaluated*,
+// whose own sets would multiply in every set; contains, whose
+// evaluation depends on the items); and whether they split keys by
+// automaton (patternProperties, propertyNames).
+func (c *compiler) plainInPlace(s *Schema) (plain, keyAutomaton bool) {
 	seen := map[*Schema]bool{}
-	var flat func(x *Schema) bool
-	flat = func(x *Schema) bool {
-		if x == nil || seen[x] {
+	var walk func(x *Schema) bool
+	walk = func(x *Schema) bool {
+		if seen[x] {
 			return true
 		}
 		seen[x] = true
-		if len(x.AnyOf) > 0 || len(x.OneOf) > 0 || x.If != nil || len(x.DepSchemas) > 0 ||
+		if len(x.AnyOf) > 0 || len(x.OneOf) > 0 || x.If != nil || x.Not != nil || len(x.DepSchemas) > 0 ||
 			x.UnevaluatedProps != nil || x.UnevaluatedItems != nil || x.Contains != nil {
 			return false
 		}
-		return !slices.ContainsFunc(x.AllOf, func(y *Schema) bool { return !flat(y) }) && flat(x.Target)
+		keyAutomaton = keyAutomaton || len(x.PatternProps) > 0 || (x.PropertyNames != nil && !x.PropertyNames.isTrue())
+		for _, y := range x.AllOf {
+			if !walk(y) {
+				return false
+			}
+		}
+		if x.Ref == "" {
+			return true
+		}
+		t, err := c.p.target(x)
+		return err == nil && walk(t)
 	}
-	return flat(s)
+	return walk(s), keyAutomaton
 }
 
-// countSchemas takes from budget the schemas under s not in seen, and
-// returns what is left: below zero once it is spent, without counting
-// on.
-func countSchemas(s *Schema, seen map[*Schema]bool, budget int) int {
-	if s == nil || seen[s] || budget < 0 {
-		return budget
+// schemaCount counts the schemas under some, each once, against a
+// budget, and finds a schema under itself.
+type schemaCount struct {
+	c      *compiler
+	budget int
+	done   map[*Schema]bool // counted with all below
+	open   map[*Schema]bool // on the path being counted
+}
+
+// count counts the schemas under s, and reports whether the budget
+// holds them and none is under itself.
+func (w *schemaCount) count(s *Schema) bool {
+	if s == nil || w.done[s] {
+		return true
 	}
-	seen[s] = true
-	budget--
-	for _, list := range [][]*Schema{{s.Target, s.Not, s.If, s.Then, s.Else, s.Items, s.Contains, s.UnevaluatedItems,
-		s.AdditionalProps, s.PropertyNames, s.UnevaluatedProps}, s.AllOf, s.AnyOf, s.OneOf, s.Prefix} {
-		for _, x := range list {
-			budget = countSchemas(x, seen, budget)
-		}
+	if w.open[s] {
+		return false
 	}
+	if w.budget--; w.budget < 0 {
+		return false
+	}
+	w.open[s] = true
+	subs := []*Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.Contains, s.UnevaluatedItems,
+		s.AdditionalProps, s.PropertyNames, s.UnevaluatedProps}
+	subs = append(subs, s.AllOf...)
+	subs = append(subs, s.AnyOf...)
+	subs = append(subs, s.OneOf...)
+	subs = append(subs, s.Prefix...)
 	for _, p := range s.Props {
-		budget = countSchemas(p.Schema, seen, budget)
+		subs = append(subs, p.Schema)
 	}
 	for _, p := range s.PatternProps {
-		budget = countSchemas(p.Schema, seen, budget)
+		subs = append(subs, p.Schema)
 	}
 	for _, d := range s.DepSchemas {
-		budget = countSchemas(d.Schema, seen, budget)
+		subs = append(subs, d.Schema)
 	}
-	return budget
+	if s.Ref != "" {
+		t, err := w.c.p.target(s)
+		if err != nil {
+			return false
+		}
+		subs = append(subs, t)
+	}
+	for _, x := range subs {
+		if !w.count(x) {
+			return false
+		}
+	}
+	delete(w.open, s)
+	w.done[s] = true
+	return true
 }

@@ -41,6 +41,31 @@ func TestUnevaluated(t *testing.T) {
 			invalid: []string{`{"p0_1": 1}`, `{"p0_1": "x", "q": "y"}`, `{"p3_0": "x"}`},
 		},
 		{
+			// Each set of branches holds the both properties listed: at most
+			// two keys, so a third is never there (was refused as
+			// unsupported, failing the whole anyOf).
+			name:    "unevaluatedProperties, anyOf branches and minProperties above the keys listed",
+			schema:  `{"type": "object", "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}], "minProperties": 2, "unevaluatedProperties": false}`,
+			valid:   []string{`{"a": "x", "b": "y"}`},
+			invalid: []string{`{"a": "x"}`, `{"a": "x", "c": "y"}`, `{"a": 1, "b": "y"}`},
+		},
+		{
+			// not is negated: its contains beside prefixItems is not
+			// supported, so each branch is taken alone (narrower).
+			name:    "unevaluatedItems over a not branch and a prefixItems branch",
+			schema:  `{"anyOf": [{"not": {"items": {"type": "integer"}}}, {"prefixItems": [{"type": "string"}], "items": {"type": "string"}}], "unevaluatedItems": false}`,
+			valid:   []string{`["a", "b"]`, `"x"`},
+			invalid: []string{`[1]`, `["a", 2]`},
+		},
+		{
+			// then is also reached by the $ref, but applies from allOf/0
+			// only when its if holds: a stays unevaluated there.
+			name:    "unevaluatedProperties and a then reached by $ref",
+			schema:  `{"allOf": [{"if": {"required": ["k"]}, "then": {"properties": {"a": {}}}, "unevaluatedProperties": false}, {"$ref": "#/allOf/0/then"}]}`,
+			valid:   []string{`{}`},
+			invalid: []string{`{"a": 1}`, `{"k": 1, "a": 1}`},
+		},
+		{
 			name:    "unevaluatedProperties and if/then/else",
 			schema:  `{"if": {"properties": {"k": {"const": "x"}}, "required": ["k"]}, "then": {"properties": {"x": {}}}, "else": {"properties": {"y": {}}}, "unevaluatedProperties": false}`,
 			valid:   []string{`{"k": "x", "x": 1}`, `{"y": 1}`},
@@ -130,16 +155,21 @@ func TestLiteralSpellings(t *testing.T) {
 	})
 }
 
-// wideAnyOf is a schema of an anyOf of branches objects of props string
-// properties each, unevaluatedProperties false.
+// wideAnyOf is an object schema, unevaluatedProperties false, of an
+// anyOf of branches wideBranch(b, props).
 func wideAnyOf(branches, props int) string {
 	var bs []string
 	for b := range branches {
-		var ps []string
-		for i := range props {
-			ps = append(ps, fmt.Sprintf(`"p%d_%d": {"type": "string"}`, b, i))
-		}
-		bs = append(bs, `{"properties": {`+strings.Join(ps, ", ")+`}}`)
+		bs = append(bs, wideBranch(b, props))
 	}
 	return `{"type": "object", "anyOf": [` + strings.Join(bs, ", ") + `], "unevaluatedProperties": false}`
+}
+
+// wideBranch is a schema of props string properties named "p<b>_<i>".
+func wideBranch(b, props int) string {
+	var ps []string
+	for i := range props {
+		ps = append(ps, fmt.Sprintf(`"p%d_%d": {"type": "string"}`, b, i))
+	}
+	return `{"properties": {` + strings.Join(ps, ", ") + `}}`
 }
