@@ -206,6 +206,13 @@ func TestKeywords(t *testing.T) {
 			invalid: []string{`{"a": 1, "b": 2}`, `{}`},
 		},
 		{
+			// The empty object is none of the oneOf's branches.
+			name:    "maxProperties 0 beside a oneOf of required lists, in an anyOf branch",
+			schema:  `{"anyOf": [{"type": "object", "oneOf": [{"required": ["k"]}, {"required": ["c"]}], "properties": {"k": {}, "c": {}}, "maxProperties": 0}, {"type": "string"}]}`,
+			valid:   []string{`"x"`},
+			invalid: []string{`{}`, `{"k": 1}`},
+		},
+		{
 			name:    "an optional property no value satisfies is never present",
 			schema:  `{"type": "object", "properties": {"k": {"type": "object", "enum": ["x", "y"]}, "n": {"type": "integer"}}}`,
 			valid:   []string{`{"n": 1}`, `{}`},
@@ -404,4 +411,14 @@ func TestEscapeRune(t *testing.T) {
 		assert.Equal(t, want, escapeRune(r), "U+%04X", r)
 	}
 	assert.Equal(t, "é", escapeRune('é'))
+}
+
+// TestBoundedMinPropertiesNotEmpty: under Options.Bounded an object's
+// keys may be cut to BoundedLength, so minProperties above the keys left
+// is refused as not supported, not called empty (in an anyOf branch,
+// dropped without a word).
+func TestBoundedMinPropertiesNotEmpty(t *testing.T) {
+	_, err := Compile([]byte(`{"type": "object", "propertyNames": {"minLength": 40}, "minProperties": 2}`), Options{Bounded: true})
+	require.Error(t, err)
+	assert.False(t, isEmpty(err), "%v", err)
 }

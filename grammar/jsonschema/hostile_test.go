@@ -89,6 +89,12 @@ func TestHostileSchemas(t *testing.T) {
 			schema: func() string { return nestedAnyOf("$ref") }, ok: true},
 		{name: "unevaluatedProperties over 4 anyOf branches of recursive $refs",
 			schema: func() string { return recursiveBranches(7, 11, 13, 17) }, ok: true},
+		{name: "unevaluatedProperties over 4 anyOf branches of objects of patternProperties",
+			schema: func() string {
+				return `{"type": "object", "anyOf": [` + list(4, func(b int) string {
+					return fmt.Sprintf(`{"properties": {"p": {"patternProperties": {"%c.{6}$": {"type": "string"}}}}}`, 'a'+b)
+				}) + `], "unevaluatedProperties": false}`
+			}, ok: true},
 		{name: "unevaluatedProperties over 4 anyOf branches of patternProperties",
 			schema: func() string {
 				return `{"type": "object", "anyOf": [` + list(4, func(b int) string {

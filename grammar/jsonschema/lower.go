@@ -230,17 +230,14 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 	}
 	if !s.synthetic && n.unevaluated() && len(branches) > 1 && len(branches) <= maxSubsetBranches {
 		// Which branches hold decides what is evaluated: one alternative
-		// per set of branches that hold (see branchSets). Without the
-		// negations of the others where the sets are plain and small, and
-		// where one of them meets what the compiler does not support, as
-		// elsewhere: negated, or else each branch taken alone (narrower:
-		// a branch not taken may also hold and evaluate more).
-		if c.holdingSetsFit(branches) {
-			if g, err := c.anyOfBranches(s, rest, branchSets(s, branches, nil)); err == nil || isEmpty(err) {
-				return g, err
-			}
-		}
-		if negs, err := c.negations(branches); err == nil {
+		// per set of branches that hold (see branchSets), without the
+		// negations of the others where holdingSetsFit says so; else
+		// with them, and where a branch cannot be negated, each branch
+		// taken alone (narrower: a branch not taken may also hold and
+		// evaluate more).
+		if c.holdingSetsFit(n.Obj, branches) {
+			branches = branchSets(s, branches, nil)
+		} else if negs, err := c.negations(branches); err == nil {
 			branches = branchSets(s, branches, negs)
 		}
 	}

@@ -230,7 +230,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		maxProps = -1
 	}
 	if minProps > 1 && minProps > countPresent(members) {
-		if more == nil && !(c.opts.Bounded && len(names) > 0) { // no other key can be written
+		if more == nil && !c.opts.Bounded { // no other key can be written (Bounded may have cut some)
 			return nil, c.emptyf(ptr, "minProperties", "at least %d properties, more than the %d it may have", minProps, countPresent(members))
 		}
 		return nil, c.errorf(ptr, "minProperties", "at least %d properties, more than the %d listed, is not supported (additional keys may repeat one another)", minProps, countPresent(members))
@@ -238,6 +238,17 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	if maxProps == 0 {
 		if len(required) > 0 || minProps > 0 {
 			return nil, c.emptyf(ptr, "maxProperties", "0, beside required properties or minProperties")
+		}
+		if presence != nil { // a oneOf of required lists: {} holds the empty ones
+			empty := 0
+			for _, set := range presence {
+				if len(set) == 0 {
+					empty++
+				}
+			}
+			if empty != 1 {
+				return nil, c.emptyf(ptr, "maxProperties", "0, where the empty object satisfies %d branches of a oneOf of required lists, not one", empty)
+			}
 		}
 		return c.nodes.seq(c.nodes.bytes("{"), l.empty, c.nodes.bytes("}")), nil
 	}

@@ -18,8 +18,10 @@ import "fmt"
 // than the validator does, which is narrower, never wider.
 
 // inPlace returns the schemas of n that apply in place from s: s, its
-// allOf branches and $ref's target, and the branches of its combinators
-// that n holds (the ones taken), and so on from those.
+// allOf branches and $ref's target, the branches of its anyOf and oneOf
+// that n holds, the then or else its if took, and so on from those.
+// dependentSchemas are left out: they never apply to arrays, and
+// unevaluatedProperties beside them is refused.
 func inPlace(n *Node, s *Schema) []*Schema {
 	in := make(map[*Schema]bool, len(n.Schemas))
 	for _, x := range n.Schemas {
@@ -33,8 +35,10 @@ func inPlace(n *Node, s *Schema) []*Schema {
 		if x.Target != nil {
 			next = append(next, x.Target)
 		}
-		// Of then and else, the one the if taken says: the other may be
-		// in n by another way ($ref), without applying from x.
+		// Then applies from x where its if holds, else where it does not:
+		// x's conditional was split in n (If in one branch, its negation
+		// in the other), so in[x.If] says which; then or else may also be
+		// in n by another way ($ref) without applying from x.
 		var cond []*Schema
 		if x.If != nil {
 			cond = []*Schema{x.If, x.Else}
@@ -47,11 +51,6 @@ func inPlace(n *Node, s *Schema) []*Schema {
 				if b != nil && in[b] {
 					next = append(next, b)
 				}
-			}
-		}
-		for _, d := range x.DepSchemas {
-			if in[d.Schema] {
-				next = append(next, d.Schema)
 			}
 		}
 		for _, y := range next {
@@ -190,72 +189,53 @@ func (c *compiler) negations(branches []*Schema) ([]*Schema, error) {
 // of them), for their sets to be taken without negations.
 const maxHoldingSchemas = 4096
 
-// holdingSetsFit reports whether an anyOf's sets of branches may be
-// taken without the negations of the other branches: when every branch
-// is plain (see plainInPlace), at most one splits keys by automaton
-// (patternProperties, propertyNames: the sets would intersect their
-// automata), no schema under them refers back to itself ($ref), and
-// they hold at most maxHoldingSchemas schemas. $refs are followed, and
-// resolved if they were not yet.
-func (c *compiler) holdingSetsFit(branches []*Schema) bool {
+// holdingSetsFit reports whether the sets of the anyOf branches of a
+// Node of object schemas obj may be taken without the negations of the
+// other branches (see branchSets): when the schemas under the branches
+// are plain, at most maxHoldingSchemas, and none under itself ($ref);
+// $refs are resolved to be followed. Plain is what keeps the sets, which
+// overlap, small and exact: no anyOf, oneOf, if or not (whose branches
+// would multiply in every set, or whose negations cost), no
+// dependentSchemas, unevaluated* or contains (evaluation that depends on
+// the value), no minProperties above 1 there or in obj (it counts the
+// listed keys, which negations list more of), and key automata
+// (patternProperties, propertyNames) under one branch at most (the sets
+// would intersect them).
+func (c *compiler) holdingSetsFit(obj, branches []*Schema) bool {
+	for _, s := range obj {
+		if s.MinProps > 1 {
+			return false
+		}
+	}
 	w := schemaCount{c: c, budget: maxHoldingSchemas >> (len(branches) - 1), done: map[*Schema]bool{}, open: map[*Schema]bool{}}
 	automata := 0
 	for _, b := range branches {
-		plain, keyAutomaton := c.plainInPlace(b)
-		if keyAutomaton {
-			automata++
-		}
-		if !plain || automata > 1 || !w.count(b) {
+		w.keyAutomaton = false
+		if !w.count(b) {
 			return false
+		}
+		if w.keyAutomaton {
+			if automata++; automata > 1 {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// plainInPlace reports whether s and the schemas it applies in place
-// (allOf, $ref) apply nothing that depends on the value (anyOf, oneOf,
-// if, not, dependentSchemas) and judge no evaluation (unevaluated*,
-// whose own sets would multiply in every set; contains, whose
-// evaluation depends on the items); and whether they split keys by
-// automaton (patternProperties, propertyNames).
-func (c *compiler) plainInPlace(s *Schema) (plain, keyAutomaton bool) {
-	seen := map[*Schema]bool{}
-	var walk func(x *Schema) bool
-	walk = func(x *Schema) bool {
-		if seen[x] {
-			return true
-		}
-		seen[x] = true
-		if len(x.AnyOf) > 0 || len(x.OneOf) > 0 || x.If != nil || x.Not != nil || len(x.DepSchemas) > 0 ||
-			x.UnevaluatedProps != nil || x.UnevaluatedItems != nil || x.Contains != nil {
-			return false
-		}
-		keyAutomaton = keyAutomaton || len(x.PatternProps) > 0 || (x.PropertyNames != nil && !x.PropertyNames.isTrue())
-		for _, y := range x.AllOf {
-			if !walk(y) {
-				return false
-			}
-		}
-		if x.Ref == "" {
-			return true
-		}
-		t, err := c.p.target(x)
-		return err == nil && walk(t)
-	}
-	return walk(s), keyAutomaton
-}
-
-// schemaCount counts the schemas under some, each once, against a
-// budget, and finds a schema under itself.
+// schemaCount walks the schemas under some branches, each once, against
+// a budget, and stops at one that is not plain (see holdingSetsFit) or
+// is under itself.
 type schemaCount struct {
-	c      *compiler
-	budget int
-	done   map[*Schema]bool // counted with all below
-	open   map[*Schema]bool // on the path being counted
+	c            *compiler
+	budget       int
+	done         map[*Schema]bool // walked with all below
+	open         map[*Schema]bool // on the path being walked
+	keyAutomaton bool             // a schema walked has patternProperties or propertyNames
 }
 
-// count counts the schemas under s, and reports whether the budget
-// holds them and none is under itself.
+// count walks the schemas under s, and reports whether they are plain,
+// within the budget, and none under itself.
 func (w *schemaCount) count(s *Schema) bool {
 	if s == nil || w.done[s] {
 		return true
@@ -266,21 +246,19 @@ func (w *schemaCount) count(s *Schema) bool {
 	if w.budget--; w.budget < 0 {
 		return false
 	}
+	if len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.If != nil || s.Not != nil || len(s.DepSchemas) > 0 ||
+		s.UnevaluatedProps != nil || s.UnevaluatedItems != nil || s.Contains != nil || s.MinProps > 1 {
+		return false
+	}
+	w.keyAutomaton = w.keyAutomaton || len(s.PatternProps) > 0 || (s.PropertyNames != nil && !s.PropertyNames.isTrue())
 	w.open[s] = true
-	subs := []*Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.Contains, s.UnevaluatedItems,
-		s.AdditionalProps, s.PropertyNames, s.UnevaluatedProps}
-	subs = append(subs, s.AllOf...)
-	subs = append(subs, s.AnyOf...)
-	subs = append(subs, s.OneOf...)
+	subs := append([]*Schema{s.Items, s.AdditionalProps, s.PropertyNames}, s.AllOf...)
 	subs = append(subs, s.Prefix...)
 	for _, p := range s.Props {
 		subs = append(subs, p.Schema)
 	}
 	for _, p := range s.PatternProps {
 		subs = append(subs, p.Schema)
-	}
-	for _, d := range s.DepSchemas {
-		subs = append(subs, d.Schema)
 	}
 	if s.Ref != "" {
 		t, err := w.c.p.target(s)

@@ -41,17 +41,34 @@ func TestUnevaluated(t *testing.T) {
 			invalid: []string{`{"p0_1": 1}`, `{"p0_1": "x", "q": "y"}`, `{"p3_0": "x"}`},
 		},
 		{
-			// Each set of branches holds the both properties listed: at most
-			// two keys, so a third is never there (was refused as
-			// unsupported, failing the whole anyOf).
+			// minProperties counts listed keys: the sets are negated, which
+			// lists the other branch's b (without negations, b was not
+			// listed in the set of the first branch alone, and refused).
+			name:    "unevaluatedProperties over an anyOf branch with minProperties",
+			schema:  `{"anyOf": [{"minProperties": 2, "properties": {"a": {}, "k": true}}, {"properties": {"b": {"type": "string"}}}], "unevaluatedProperties": {}}`,
+			valid:   []string{`{"b": 1, "k": 1}`, `{"a": 1, "k": 1}`, `{"b": "x"}`},
+			invalid: []string{`{"b": 1}`},
+		},
+		{
+			// dependentSchemas never apply to arrays: x's items is reached
+			// by the $ref only, from outside allOf/0.
+			name:    "unevaluatedItems and a dependentSchema reached by $ref",
+			schema:  `{"allOf": [{"dependentSchemas": {"x": {"items": true}}, "unevaluatedItems": false}, {"$ref": "#/allOf/0/dependentSchemas/x"}]}`,
+			valid:   []string{`[]`, `{"x": 1}`},
+			invalid: []string{`[1]`},
+		},
+		{
+			// The sets of branches hold at most the two properties listed,
+			// so a third key is never there (was refused as unsupported,
+			// failing the whole anyOf).
 			name:    "unevaluatedProperties, anyOf branches and minProperties above the keys listed",
 			schema:  `{"type": "object", "anyOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "string"}}}], "minProperties": 2, "unevaluatedProperties": false}`,
 			valid:   []string{`{"a": "x", "b": "y"}`},
 			invalid: []string{`{"a": "x"}`, `{"a": "x", "c": "y"}`, `{"a": 1, "b": "y"}`},
 		},
 		{
-			// not is negated: its contains beside prefixItems is not
-			// supported, so each branch is taken alone (narrower).
+			// The prefixItems branch cannot be negated (contains beside
+			// prefixItems), so each branch is taken alone (narrower).
 			name:    "unevaluatedItems over a not branch and a prefixItems branch",
 			schema:  `{"anyOf": [{"not": {"items": {"type": "integer"}}}, {"prefixItems": [{"type": "string"}], "items": {"type": "string"}}], "unevaluatedItems": false}`,
 			valid:   []string{`["a", "b"]`, `"x"`},
