@@ -95,6 +95,13 @@ func TestHostileSchemas(t *testing.T) {
 					return fmt.Sprintf(`{"properties": {"p": {"patternProperties": {"%c.{6}$": {"type": "string"}}}}}`, 'a'+b)
 				}) + `], "unevaluatedProperties": false}`
 			}, ok: true},
+		{name: "unevaluatedProperties over 4 anyOf branches of patternProperties shared by $ref",
+			schema: func() string {
+				p := func(c byte) string { return fmt.Sprintf(`{"patternProperties": {"%c.{6}$": {"type": "string"}}}`, c) }
+				return `{"type": "object", "$defs": {"A": ` + p('a') + `, "B": ` + p('b') + `, "C": ` + p('c') + `, "D": ` + p('d') + `}, "anyOf": [` +
+					`{"properties": {"p": {"$ref": "#/$defs/A"}, "q2": {"$ref": "#/$defs/B"}, "q3": {"$ref": "#/$defs/C"}, "q4": {"$ref": "#/$defs/D"}}}, ` +
+					`{"properties": {"p": {"$ref": "#/$defs/B"}}}, {"properties": {"p": {"$ref": "#/$defs/C"}}}, {"properties": {"p": {"$ref": "#/$defs/D"}}}], "unevaluatedProperties": false}`
+			}, ok: true},
 		{name: "unevaluatedProperties over 4 anyOf branches of patternProperties",
 			schema: func() string {
 				return `{"type": "object", "anyOf": [` + list(4, func(b int) string {

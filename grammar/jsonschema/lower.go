@@ -235,7 +235,7 @@ func (c *compiler) anyOf(n *Node, s *Schema) (*grammar.Node, error) {
 		// with them, and where a branch cannot be negated, each branch
 		// taken alone (narrower: a branch not taken may also hold and
 		// evaluate more).
-		if c.holdingSetsFit(n.Obj, branches) {
+		if c.holdingSetsFit(n, branches) {
 			branches = branchSets(s, branches, nil)
 		} else if negs, err := c.negations(branches); err == nil {
 			branches = branchSets(s, branches, negs)

@@ -189,32 +189,35 @@ func (c *compiler) negations(branches []*Schema) ([]*Schema, error) {
 // of them), for their sets to be taken without negations.
 const maxHoldingSchemas = 4096
 
-// holdingSetsFit reports whether the sets of the anyOf branches of a
-// Node of object schemas obj may be taken without the negations of the
-// other branches (see branchSets): when the schemas under the branches
-// are plain, at most maxHoldingSchemas, and none under itself ($ref);
-// $refs are resolved to be followed. Plain is what keeps the sets, which
-// overlap, small and exact: no anyOf, oneOf, if or not (whose branches
-// would multiply in every set, or whose negations cost), no
-// dependentSchemas, unevaluated* or contains (evaluation that depends on
-// the value), no minProperties above 1 there or in obj (it counts the
-// listed keys, which negations list more of), and key automata
-// (patternProperties, propertyNames) under one branch at most (the sets
-// would intersect them).
-func (c *compiler) holdingSetsFit(obj, branches []*Schema) bool {
-	for _, s := range obj {
-		if s.MinProps > 1 {
+// holdingSetsFit reports whether the sets of the anyOf branches of n
+// may be taken without the negations of the other branches (see
+// branchSets): when the schemas under the branches are plain, at most
+// maxHoldingSchemas, and none under itself ($ref); $refs are resolved to
+// be followed. Plain is what keeps the sets, which overlap, small and
+// exact: no anyOf, oneOf, if or not (whose branches would multiply in
+// every set, or whose negations cost); no dependentSchemas, unevaluated*
+// or contains (evaluation that depends on the value); no minProperties
+// above 1 or dependentRequired, there or in n, and no oneOf of required
+// lists in n (they refuse or miscount keys the set does not list, which
+// negations list); and key automata (patternProperties, propertyNames)
+// under one branch at most (the sets would intersect them).
+func (c *compiler) holdingSetsFit(n *Node, branches []*Schema) bool {
+	if n.presence != nil {
+		return false
+	}
+	for _, s := range n.Obj {
+		if s.MinProps > 1 || len(s.DepRequired) > 0 {
 			return false
 		}
 	}
 	w := schemaCount{c: c, budget: maxHoldingSchemas >> (len(branches) - 1), done: map[*Schema]bool{}, open: map[*Schema]bool{}}
 	automata := 0
 	for _, b := range branches {
-		w.keyAutomaton = false
-		if !w.count(b) {
+		plain, automaton := w.count(b)
+		if !plain {
 			return false
 		}
-		if w.keyAutomaton {
+		if automaton {
 			if automata++; automata > 1 {
 				return false
 			}
@@ -227,30 +230,33 @@ func (c *compiler) holdingSetsFit(obj, branches []*Schema) bool {
 // a budget, and stops at one that is not plain (see holdingSetsFit) or
 // is under itself.
 type schemaCount struct {
-	c            *compiler
-	budget       int
-	done         map[*Schema]bool // walked with all below
-	open         map[*Schema]bool // on the path being walked
-	keyAutomaton bool             // a schema walked has patternProperties or propertyNames
+	c      *compiler
+	budget int
+	done   map[*Schema]bool // walked with all below: whether a key automaton is there
+	open   map[*Schema]bool // on the path being walked
 }
 
 // count walks the schemas under s, and reports whether they are plain,
-// within the budget, and none under itself.
-func (w *schemaCount) count(s *Schema) bool {
-	if s == nil || w.done[s] {
-		return true
+// within the budget and none under itself, and whether one has
+// patternProperties or propertyNames.
+func (w *schemaCount) count(s *Schema) (plain, keyAutomaton bool) {
+	if s == nil {
+		return true, false
+	}
+	if automaton, ok := w.done[s]; ok {
+		return true, automaton
 	}
 	if w.open[s] {
-		return false
+		return false, false
 	}
 	if w.budget--; w.budget < 0 {
-		return false
+		return false, false
 	}
 	if len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.If != nil || s.Not != nil || len(s.DepSchemas) > 0 ||
-		s.UnevaluatedProps != nil || s.UnevaluatedItems != nil || s.Contains != nil || s.MinProps > 1 {
-		return false
+		s.UnevaluatedProps != nil || s.UnevaluatedItems != nil || s.Contains != nil || s.MinProps > 1 || len(s.DepRequired) > 0 {
+		return false, false
 	}
-	w.keyAutomaton = w.keyAutomaton || len(s.PatternProps) > 0 || (s.PropertyNames != nil && !s.PropertyNames.isTrue())
+	keyAutomaton = len(s.PatternProps) > 0 || (s.PropertyNames != nil && !s.PropertyNames.isTrue())
 	w.open[s] = true
 	subs := append([]*Schema{s.Items, s.AdditionalProps, s.PropertyNames}, s.AllOf...)
 	subs = append(subs, s.Prefix...)
@@ -263,16 +269,18 @@ func (w *schemaCount) count(s *Schema) bool {
 	if s.Ref != "" {
 		t, err := w.c.p.target(s)
 		if err != nil {
-			return false
+			return false, false
 		}
 		subs = append(subs, t)
 	}
 	for _, x := range subs {
-		if !w.count(x) {
-			return false
+		ok, automaton := w.count(x)
+		if !ok {
+			return false, false
 		}
+		keyAutomaton = keyAutomaton || automaton
 	}
 	delete(w.open, s)
-	w.done[s] = true
-	return true
+	w.done[s] = keyAutomaton
+	return true, keyAutomaton
 }

@@ -50,6 +50,28 @@ func TestUnevaluated(t *testing.T) {
 			invalid: []string{`{"b": 1}`},
 		},
 		{
+			// dependentRequired names b, which a set of the first branch
+			// alone does not list: the sets are negated (they list it).
+			name:    "unevaluatedProperties over an anyOf branch with dependentRequired",
+			schema:  `{"anyOf": [{"properties": {"a": {}}, "dependentRequired": {"a": ["b"]}}, {"properties": {"b": {"type": "string"}}}], "unevaluatedProperties": false}`,
+			valid:   []string{`{"a": 1, "b": "x"}`, `{"b": "x"}`, `{}`},
+			invalid: []string{`{"a": 1}`, `{"a": 1, "b": 1}`},
+		},
+		{
+			name:    "unevaluatedProperties over anyOf branches beside dependentRequired",
+			schema:  `{"anyOf": [{"properties": {"a": {}}}, {"properties": {"b": {"type": "string"}}}], "dependentRequired": {"a": ["b"]}, "unevaluatedProperties": false}`,
+			valid:   []string{`{"a": 1, "b": "x"}`, `{"b": "x"}`},
+			invalid: []string{`{"a": 1}`, `{"a": 1, "b": 1}`},
+		},
+		{
+			// The oneOf of required lists names b, which a set of the first
+			// branch alone does not list: the sets are negated.
+			name:    "unevaluatedProperties over anyOf branches beside a oneOf of required lists",
+			schema:  `{"type": "object", "anyOf": [{"properties": {"a": {}}}, {"properties": {"b": {}}}], "oneOf": [{"required": ["a"]}, {"required": ["b"]}], "unevaluatedProperties": false}`,
+			valid:   []string{`{"a": 1}`, `{"b": 1}`},
+			invalid: []string{`{"a": 1, "b": 1}`, `{}`, `{"a": 1, "c": 1}`},
+		},
+		{
 			// dependentSchemas never apply to arrays: x's items is reached
 			// by the $ref only, from outside allOf/0.
 			name:    "unevaluatedItems and a dependentSchema reached by $ref",
