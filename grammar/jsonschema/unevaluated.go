@@ -7,15 +7,19 @@ import "fmt"
 // patternProperties or additionalProperties (prefixItems, items) of the
 // schemas applied in place took. In a Node whose combinators have been
 // distributed, the schemas applied in place from a schema are known: its
-// allOf branches, its $ref's target, and the branches of its anyOf,
-// oneOf and if that were taken. So unevaluatedProperties becomes one more
+// allOf branches, its $ref's target, the branches of its anyOf and
+// oneOf that hold, and the then or else its if took. An anyOf is split
+// into the sets of its branches that hold (see branchSets), so that
+// what they evaluate together is known. So unevaluatedProperties becomes one more
 // object schema intersected: the names and patterns of those schemas,
 // each taking any value, and unevaluatedProperties as its
 // additionalProperties (unevaluatedItems: a prefix as long, then the
 // items). Where evaluation depends on the value (contains,
-// dependentSchemas) it is refused. An anyOf branch not taken may also
-// hold and evaluate more: taking only the branch taken judges more keys
-// than the validator does, which is narrower, never wider.
+// dependentSchemas) it is refused. Where an anyOf cannot be split (over
+// maxSubsetBranches branches, or a branch that cannot be negated), a
+// branch not taken may also hold and evaluate more: taking only the
+// branch taken judges more keys than the validator does, which is
+// narrower, never wider.
 
 // inPlace returns the schemas of n that apply in place from s: s, its
 // allOf branches and $ref's target, the branches of its anyOf and oneOf
