@@ -8,11 +8,11 @@ import "fmt"
 // schemas applied in place took. In a Node whose combinators have been
 // distributed, the schemas applied in place from a schema are known: its
 // allOf branches, its $ref's target, the branches of its anyOf and
-// oneOf that hold, and the then or else its if took. An anyOf is split
-// into the sets of its branches that hold (see branchSets), so that
-// what they evaluate together is known. So unevaluatedProperties becomes one more
-// object schema intersected: the names and patterns of those schemas,
-// each taking any value, and unevaluatedProperties as its
+// oneOf that hold, and the then or else its if took (an anyOf is split
+// into the sets of its branches that hold, see branchSets, so that what
+// they evaluate together is known). So unevaluatedProperties becomes
+// one more object schema intersected: the names and patterns of those
+// schemas, each taking any value, and unevaluatedProperties as its
 // additionalProperties (unevaluatedItems: a prefix as long, then the
 // items). Where evaluation depends on the value (contains,
 // dependentSchemas) it is refused. Where an anyOf cannot be split (over
