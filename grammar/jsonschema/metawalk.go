@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -161,20 +160,14 @@ func (w *metaWalk) simpleType(v any) error {
 // unique checks that no two items of a are equal as JSON values.
 func (w *metaWalk) unique(a []any) error {
 	if len(a) > shortNames { // by key: a scan for each item is quadratic
-		first := make(map[string]int, len(a))
-		var b strings.Builder
-		keyed := true
-		for i, v := range a {
-			b.Reset()
-			if keyed = valueKey(&b, v); !keyed {
-				break
+		if keys, ok := valueKeys(a); ok {
+			first := make(map[string]int, len(keys))
+			for i, k := range keys {
+				if j, dup := first[k]; dup {
+					return w.fail("items at index %d and %d are equal", j, i)
+				}
+				first[k] = i
 			}
-			if j, dup := first[b.String()]; dup {
-				return w.fail("items at index %d and %d are equal", j, i)
-			}
-			first[b.String()] = i
-		}
-		if keyed {
 			return nil
 		}
 	}

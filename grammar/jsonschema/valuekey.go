@@ -139,16 +139,30 @@ func valueKey(b *strings.Builder, v any) bool {
 // valueSet is a set of JSON values, by valueKey.
 type valueSet map[string]struct{}
 
-// newValueSet returns the set of values, or nil when one cannot be keyed.
-func newValueSet(values []any) valueSet {
-	set := make(valueSet, len(values))
+// valueKeys returns the valueKey of each of values, or false when one
+// cannot be keyed.
+func valueKeys(values []any) ([]string, bool) {
+	keys := make([]string, len(values))
 	var b strings.Builder
-	for _, v := range values {
+	for i, v := range values {
 		b.Reset()
 		if !valueKey(&b, v) {
-			return nil
+			return nil, false
 		}
-		set[b.String()] = struct{}{}
+		keys[i] = b.String()
+	}
+	return keys, true
+}
+
+// newValueSet returns the set of values, or nil when one cannot be keyed.
+func newValueSet(values []any) valueSet {
+	keys, ok := valueKeys(values)
+	if !ok {
+		return nil
+	}
+	set := make(valueSet, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
 	}
 	return set
 }
