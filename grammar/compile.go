@@ -76,22 +76,30 @@ func (e *Error) Unwrap() error { return e.Err }
 // g, so one grammar may be compiled by many goroutines at once. Its
 // work and memory grow with the size of g's tree, counting a node once
 // however many parents share it, and with the size of the Prog.
-func Compile(g *Grammar) (p *Prog, err error) {
+func Compile(g *Grammar) (*Prog, error) {
+	p, _, err := compileProg(g, true)
+	return p, err
+}
+
+// compileProg is Compile; with copying false, every copy of an inlined
+// rule's body is compiled rather than copied (see copyInlined), and
+// copied counts the instructions copied.
+func compileProg(g *Grammar, copying bool) (p *Prog, copied int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, &Error{File: g.File, Msg: fmt.Sprintf("internal error compiling the grammar: %v", r)}
 		}
 	}()
-	c := &compiler{g: g, index: map[string]int{}, prog: &Prog{}}
+	c := &compiler{g: g, index: map[string]int{}, prog: &Prog{}, noCopies: !copying}
 	for i, r := range g.Rules {
 		if _, dup := c.index[r.Name]; dup {
-			return nil, c.errorf(r.Pos, nil, "rule %s is defined twice", r.Name)
+			return nil, 0, c.errorf(r.Pos, nil, "rule %s is defined twice", r.Name)
 		}
 		c.index[r.Name] = i
 	}
 	start, ok := c.index[g.Start]
 	if !ok {
-		return nil, c.errorf(Pos{}, nil, "no start rule %q", g.Start)
+		return nil, 0, c.errorf(Pos{}, nil, "no start rule %q", g.Start)
 	}
 	// One walk over each rule checks it, measures it and counts the
 	// calls it makes.
@@ -103,7 +111,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 		c.refs.at[i] = len(c.refs.to)
 		size, err := c.scan(i)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		sizes[i] = size
 	}
@@ -112,7 +120,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	c.productivity(calls)
 	c.allProductive = !c.emptyAlt && !slices.Contains(c.productive, false)
 	if !c.productive[start] {
-		return nil, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
+		return nil, 0, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
 	}
 	p = c.prog
 	p.Warnings = append(p.Warnings, g.Warnings...)
@@ -123,7 +131,7 @@ func Compile(g *Grammar) (p *Prog, err error) {
 	}
 	// Refuse before unrolling what would exceed the budget.
 	if err := c.checkSize(sizes); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// Compile the grammar with its non-recursive rules inlined: the
 	// program's rules are the others, in order.
@@ -166,19 +174,19 @@ func Compile(g *Grammar) (p *Prog, err error) {
 			err = c.compileJumps()
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		c.patchJump(i, entry) // the rule's tail references of itself
 		p.Rules[pr].Start = entry
 	}
 	if c.err != nil {
-		return nil, c.err
+		return nil, 0, c.err
 	}
 	c.nullable()
 	if waste := cap(p.Inst) - len(p.Inst); waste > len(p.Inst)/2 && waste > 1<<16 {
 		p.Inst = slices.Clone(p.Inst) // a large program much below its estimate keeps only what it uses
 	}
-	return p, nil
+	return p, c.copied, nil
 }
 
 // errorf returns an *Error of g's source at pos, wrapping cause.
@@ -241,7 +249,11 @@ type compiler struct {
 	// the body's node: bodies an inlined rule shares are hoisted once.
 	hoistedRules map[*Node]*Node
 	done         map[compiled]uint32
-	callTo       []uint32 // by instruction: the last call going on at it, plus one (see call)
+	doneLog      []doneEntry  // done's additions in order, for copies
+	copies       []inlineCopy // by rule: the inlined body's code to copy (see copyInlined)
+	noCopies     bool         // compile every copy (for tests)
+	copied       int          // instructions copied
+	callTo       []uint32     // by instruction: the last call going on at it, plus one (see call)
 
 	// What scan learns besides refs: visits counts the nodes it walked;
 	// heights[i] is the height of rule i's tree.
@@ -560,14 +572,19 @@ func (c *compiler) call(rule, next uint32) uint32 {
 	}
 	at := c.emit(Inst{Op: InstCall, Arg: rule, Out: next})
 	if c.err == nil {
-		if int(next) >= len(c.callTo) { // grow ahead: calls come all along the program
-			grown := make([]uint32, max(cap(c.prog.Inst), 2*len(c.callTo), int(next)+1))
-			copy(grown, c.callTo)
-			c.callTo = grown
-		}
-		c.callTo[next] = at + 1
+		c.noteCall(next, at)
 	}
 	return at
+}
+
+// noteCall records the call at at, going on at next, as the last one.
+func (c *compiler) noteCall(next, at uint32) {
+	if int(next) >= len(c.callTo) { // grow ahead: calls come all along the program
+		grown := make([]uint32, max(cap(c.prog.Inst), 2*len(c.callTo), int(next)+1))
+		copy(grown, c.callTo)
+		c.callTo = grown
+	}
+	c.callTo[next] = at + 1
 }
 
 func (c *compiler) split(a, b uint32) uint32 { return c.emit(Inst{Op: InstSplit, Out: a, Arg: b}) }
@@ -590,12 +607,15 @@ func (c *compiler) compileInlined(i int, next uint32) (uint32, error) {
 	if at, ok := c.done[key]; ok {
 		return at, nil
 	}
+	if at, ok := c.copyInlined(i, next); ok {
+		c.remember(key, at)
+		return at, nil
+	}
+	m := c.mark()
 	at, err := c.compile(c.g.Rules[i].Body, next)
 	if err == nil {
-		if c.done == nil {
-			c.done = map[compiled]uint32{}
-		}
-		c.done[key] = at
+		c.keepCopy(i, next, at, m)
+		c.remember(key, at)
 	}
 	return at, err
 }
