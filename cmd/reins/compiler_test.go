@@ -21,8 +21,11 @@ type gatedSession struct {
 }
 
 func (e gatedEngine) compile(schema []byte) (maskSession, error) {
-	if string(schema) == "slow" {
+	switch string(schema) {
+	case "slow":
 		<-e.release
+	case "20ms":
+		time.Sleep(20 * time.Millisecond)
 	}
 	return gatedSession{string(schema), e.closed}, nil
 }
@@ -39,14 +42,14 @@ func TestCompilerTimeout(t *testing.T) {
 	e := gatedEngine{release: make(chan struct{}), closed: make(chan string, 1)}
 	c := newCompiler(e)
 	defer c.stop()
-	m, err := c.compileWithin([]byte("fast"), time.Minute)
+	m, _, err := c.compileWithin([]byte("fast"), time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "fast", m.(gatedSession).name)
-	_, err = c.compileWithin([]byte("slow"), 10*time.Millisecond)
+	_, _, err = c.compileWithin([]byte("slow"), 10*time.Millisecond)
 	require.ErrorIs(t, err, errTimeout)
 	after := make(chan maskSession, 1)
 	go func() {
-		m, err := c.compileWithin([]byte("after"), time.Minute)
+		m, _, err := c.compileWithin([]byte("after"), time.Minute)
 		assert.NoError(t, err)
 		after <- m
 	}()
@@ -63,4 +66,17 @@ func TestCompilerTimeout(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the timed-out session was never closed")
 	}
+}
+
+// TestCompilerTimesTheCompile: the time compileWithin returns (TTFM) is
+// the engine's compile call, within the wall time around compileWithin.
+func TestCompilerTimesTheCompile(t *testing.T) {
+	c := newCompiler(gatedEngine{})
+	defer c.stop()
+	t0 := time.Now()
+	_, took, err := c.compileWithin([]byte("20ms"), time.Minute)
+	wall := time.Since(t0)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, took, 20*time.Millisecond)
+	assert.LessOrEqual(t, took, wall)
 }
