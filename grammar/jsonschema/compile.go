@@ -378,8 +378,10 @@ type compiler struct {
 	distributions map[string]distribution
 	// regexDFAs caches regexDFA by pattern (and search).
 	regexDFAs map[string]*dfa
-	// strDFAs caches strDFA by its patterns, formats and bounds.
+	// strDFAs caches strDFA by its patterns, formats and bounds, and
+	// oneStrs oneStr by its pattern or format and bounds.
 	strDFAs map[string]*grammar.Node
+	oneStrs map[oneStrKey]*grammar.Node
 	// keysNotIn caches keyNotIn by its set of names.
 	keysNotIn map[string]*grammar.Node
 	// canonicalChars caches canonicalChar by its excepted runes.

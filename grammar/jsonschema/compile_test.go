@@ -44,6 +44,17 @@ func runKeywordCases(t *testing.T, cases []keywordCase) {
 func TestKeywords(t *testing.T) {
 	runKeywordCases(t, []keywordCase{
 		{
+			// Each pattern and format is lowered once per compile (see
+			// oneStr), its strings kept apart by length bounds, and a
+			// pattern from a format of the same name.
+			name: "one pattern and one format at several places, bounds apart",
+			schema: `{"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-z]+$"}, "b": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 3},
+				"c": {"type": "string", "pattern": "^[a-z]+$", "minLength": 5}, "d": {"type": "string", "format": "email"},
+				"e": {"type": "string", "format": "email", "maxLength": 8}, "f": {"type": "string", "pattern": "email"}}}`,
+			valid:   []string{`{"a": "abcdef", "b": "abc", "c": "abcde", "d": "x@y.io", "e": "a@b.io", "f": "my email"}`},
+			invalid: []string{`{"b": "abcd"}`, `{"c": "abcd"}`, `{"e": "abcd@ef.io"}`, `{"f": "mail"}`, `{"d": "email"}`, `{"a": "ab1"}`},
+		},
+		{
 			// Within both ECMAScript's meaning and the validator's (Go's):
 			// \s is Go's narrower space, \S excludes ECMAScript's wider one.
 			name:    "pattern with \\s and \\S",

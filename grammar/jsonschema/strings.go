@@ -27,6 +27,46 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 	if len(n.Str.Patterns)+len(n.Str.Formats) > 1 || len(n.Str.NotPatterns) > 0 || len(excludedStrings(n.NotEnum)) > 0 {
 		return c.strDFA(n)
 	}
+	if len(n.Str.Patterns)+len(n.Str.Formats) == 1 {
+		return c.oneStr(n)
+	}
+	return c.stringNode(min, max), nil
+}
+
+// oneStrKey is what oneStr's strings depend on: one pattern, or one
+// format, and the length bounds.
+type oneStrKey struct {
+	src      string
+	format   bool
+	min, max int
+}
+
+// oneStr compiles the strings of n, of one pattern or one format, once
+// per compile for each pattern or format and bounds: a large schema
+// repeats its formats and patterns, and lowering a regular expression is
+// the most of a string's work.
+func (c *compiler) oneStr(n *Node) (*grammar.Node, error) {
+	key := oneStrKey{min: n.Str.MinLen, max: n.Str.MaxLen}
+	if len(n.Str.Patterns) == 1 {
+		key.src = n.Str.Patterns[0]
+	} else {
+		key.src, key.format = n.Str.Formats[0], true
+	}
+	if g, ok := c.oneStrs[key]; ok {
+		return g, nil
+	}
+	g, err := c.buildOneStr(n)
+	if err == nil {
+		if c.oneStrs == nil {
+			c.oneStrs = map[oneStrKey]*grammar.Node{}
+		}
+		c.oneStrs[key] = g
+	}
+	return g, err
+}
+
+func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
+	min, max := n.Str.MinLen, n.Str.MaxLen
 	if len(n.Str.Patterns) == 1 {
 		ptr := n.Str.PatternPtrs[0]
 		g, err := patternNode(n.Str.Patterns[0])
@@ -49,26 +89,23 @@ func (c *compiler) str(n *Node) (*grammar.Node, error) {
 		}
 		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
 	}
-	if len(n.Str.Formats) == 1 {
-		name, ptr := n.Str.Formats[0], n.Str.FormatPtrs[0]
-		re, supported := formats[name]
-		if !supported {
-			return nil, c.errorf(ptr, "format", "format %q is not supported", name)
-		}
-		g, err := regex.Lower(re, false)
-		if err != nil {
-			return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
-		}
-		if !lengthsWithin(g, min, max) {
-			return c.strDFA(n)
-		}
-		if g, err = jsonEncode(g); err != nil {
-			return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
-		}
-		// A rule per format, shared by every string of that format.
-		return c.shared("_format_"+name, func() *grammar.Node { return grammar.Seq(lit(`"`), g, lit(`"`)) }), nil
+	name, ptr := n.Str.Formats[0], n.Str.FormatPtrs[0]
+	re, supported := formats[name]
+	if !supported {
+		return nil, c.errorf(ptr, "format", "format %q is not supported", name)
 	}
-	return c.stringNode(min, max), nil
+	g, err := regex.Lower(re, false)
+	if err != nil {
+		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
+	}
+	if !lengthsWithin(g, min, max) {
+		return c.strDFA(n)
+	}
+	if g, err = jsonEncode(g); err != nil {
+		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
+	}
+	// A rule per format, shared by every string of that format.
+	return c.shared("_format_"+name, func() *grammar.Node { return grammar.Seq(lit(`"`), g, lit(`"`)) }), nil
 }
 
 // strDFA compiles the strings of n by automaton: the product of each
