@@ -120,11 +120,11 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		}
 	}
 	has := func(k string) (any, bool) {
-		if p.relax[k] || p.version < sinceDraft[k] {
+		v, ok := m[k] // first: most keywords are absent, and a small map is quick to miss
+		if !ok || p.relax[k] || p.version < sinceDraft[k] {
 			return nil, false
 		}
-		v, ok := m[k]
-		return v, ok
+		return v, true
 	}
 	sub := func(k string, v any) (*Schema, error) {
 		return p.at(v, ptr+"/"+escapePointer(k))
