@@ -601,7 +601,9 @@ func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 // compileInlined emits the body of inlined rule i, continuing at next.
 // Its code depends only on i and next, and instructions do not change
 // once compile returns, so it is emitted once per next: one copy, and
-// one parser state, where each reference would make its own.
+// one parser state, where each reference would make its own. At another
+// next, the code is copied rather than compiled again where that makes
+// the same instructions (see copyInlined).
 func (c *compiler) compileInlined(i int, next uint32) (uint32, error) {
 	key := compiled{i, next}
 	if at, ok := c.done[key]; ok {

@@ -1,5 +1,7 @@
 package grammar
 
+import "slices"
+
 // An inlined rule referenced at several places compiles to one copy of
 // its body per continuation (see compileInlined): the states of a JSON
 // object's members in any order each inline the same "any other key"
@@ -14,14 +16,17 @@ package grammar
 // the first time.
 
 // inlineCopy is the code of an inlined rule's body compiled to go on at
-// next: the block [start, end), entered at entry, whose jumps all land
-// in the block or at next. firstCall is one plus the program rule of the
-// block's first call going on at next (0: none). The additions the
-// compile made to done are doneLog[log:logEnd].
+// next: the block [start, end), entered at entry; the additions the
+// compile made to done are doneLog[log:logEnd]. Whether the block can
+// be copied is found on its first use (checked, ok), so that compiling
+// inlined rules nested deep does not look over each block at every
+// level. firstCall is one plus the program rule of the block's first
+// call going on at next (0: none).
 type inlineCopy struct {
 	start, end, entry, next uint32
-	firstCall               uint32
 	log, logEnd             int
+	checked, ok             bool
+	firstCall               uint32
 }
 
 // compileMark is what compileInlined notes before compiling a body, to
@@ -52,12 +57,11 @@ type doneEntry struct {
 }
 
 // keepCopy keeps the code just compiled for inlined rule i, going on at
-// next and entered at entry, as the copy of i's body, when nothing in it
-// depends on more than the body and next: it compiled nothing besides
-// instructions (no hoisted rule, recorded repetition, token set or
-// jump), and every jump in it, and every inlined rule it compiled, lands
-// in the block or at next. A body compiled to go on at the rule's end
-// may have compiled tail references as jumps; it is not kept.
+// next and entered at entry, as the copy of i's body, when it compiled
+// nothing besides instructions: no hoisted rule, recorded repetition,
+// token set or jump. A body compiled to go on at the rule's end may have
+// compiled tail references as jumps; it is not kept. (c.err is checked
+// because emit records passing MaxInst there, not in compile's result.)
 func (c *compiler) keepCopy(i int, next, entry uint32, m compileMark) {
 	if c.noCopies || c.err != nil || next == c.match {
 		return
@@ -66,43 +70,60 @@ func (c *compiler) keepCopy(i int, next, entry uint32, m compileMark) {
 	if now.rules != m.rules || now.repeats != m.repeats || now.tokens != m.tokens || now.pending != m.pending || now.jumps != m.jumps {
 		return
 	}
-	start, end := uint32(m.inst), uint32(now.inst)
-	in := func(x uint32) bool { return x == next || x >= start && x < end }
-	if !in(entry) {
-		return
-	}
-	for _, d := range c.doneLog[m.log:] {
-		if !in(d.key.next) || !in(d.at) {
-			return
-		}
-	}
-	firstCall := uint32(0)
-	for _, inst := range c.prog.Inst[start:end] {
-		switch inst.Op {
-		case InstByte:
-			if !in(inst.Out) {
-				return
-			}
-		case InstSplit:
-			if !in(inst.Out) || !in(inst.Arg) {
-				return
-			}
-		case InstCall:
-			if !in(inst.Out) {
-				return
-			}
-			if inst.Out == next && firstCall == 0 {
-				firstCall = inst.Arg + 1
-			}
-		case InstFail:
-		default:
-			return
-		}
-	}
 	if c.copies == nil {
 		c.copies = make([]inlineCopy, len(c.g.Rules))
 	}
-	c.copies[i] = inlineCopy{start: start, end: end, entry: entry, next: next, firstCall: firstCall, log: m.log, logEnd: len(c.doneLog)}
+	c.copies[i] = inlineCopy{start: uint32(m.inst), end: uint32(now.inst), entry: entry, next: next, log: m.log, logEnd: now.log}
+}
+
+// copyOK tells whether t's code depends on nothing but the body and
+// t.next: every jump in it, its entry, and every inlined rule it
+// compiled, land in the block or at t.next. It also finds t.firstCall.
+func (c *compiler) copyOK(t *inlineCopy) bool {
+	if !t.checked {
+		t.checked, t.ok = true, c.copyable(t)
+	}
+	return t.ok
+}
+
+func (c *compiler) copyable(t *inlineCopy) bool {
+	in := func(x uint32) bool { return x == t.next || x >= t.start && x < t.end }
+	if !in(t.entry) {
+		return false
+	}
+	for _, d := range c.doneLog[t.log:t.logEnd] {
+		if !in(d.key.next) || !in(d.at) {
+			return false
+		}
+	}
+	for pc := t.start; pc < t.end; pc++ {
+		inst := &c.prog.Inst[pc]
+		switch inst.Op {
+		case InstByte, InstSplit, InstCall, InstFail:
+		default:
+			return false // a token set or a rule's end: not in a block kept
+		}
+		out, arg := jumps(inst)
+		if out != nil && !in(*out) || arg != nil && !in(*arg) {
+			return false
+		}
+		if inst.Op == InstCall && inst.Out == t.next && t.firstCall == 0 {
+			t.firstCall = inst.Arg + 1
+		}
+	}
+	return true
+}
+
+// jumps returns in's fields that hold jumps (nil where there are none):
+// Out of a byte, call or token, and Out and Arg of a split.
+func jumps(in *Inst) (out, arg *uint32) {
+	switch in.Op {
+	case InstByte, InstCall, InstToken:
+		return &in.Out, nil
+	case InstSplit:
+		return &in.Out, &in.Arg
+	}
+	return nil, nil
 }
 
 // copyInlined emits inlined rule i's body going on at next by copying
@@ -115,15 +136,19 @@ func (c *compiler) copyInlined(i int, next uint32) (at uint32, ok bool) {
 	if c.copies == nil || c.err != nil || next == c.match {
 		return 0, false
 	}
-	t := c.copies[i]
-	if t.end == 0 {
+	t := &c.copies[i]
+	if t.end == 0 || !c.copyOK(t) {
 		return 0, false
 	}
-	if len(c.prog.Inst)+int(t.end-t.start) > MaxInst {
+	size := int(t.end - t.start)
+	if len(c.prog.Inst)+size > MaxInst {
 		return 0, false
 	}
 	for _, d := range c.doneLog[t.log:t.logEnd] {
-		if _, shared := c.done[compiled{d.key.rule, next}]; shared && d.key.next == t.next {
+		if d.key.next != t.next {
+			continue
+		}
+		if _, shared := c.done[compiled{d.key.rule, next}]; shared {
 			return 0, false
 		}
 	}
@@ -134,7 +159,7 @@ func (c *compiler) copyInlined(i int, next uint32) (at uint32, ok bool) {
 			}
 		}
 	}
-	c.copied += int(t.end - t.start)
+	c.copied += size
 	delta := uint32(len(c.prog.Inst)) - t.start // modulo 2³², as the moves are
 	move := func(x uint32) uint32 {
 		if x == t.next {
@@ -142,15 +167,15 @@ func (c *compiler) copyInlined(i int, next uint32) (at uint32, ok bool) {
 		}
 		return x + delta
 	}
+	c.prog.Inst = slices.Grow(c.prog.Inst, size)
 	for pc := t.start; pc < t.end; pc++ {
 		inst := c.prog.Inst[pc]
-		switch inst.Op {
-		case InstByte:
-			inst.Out = move(inst.Out)
-		case InstSplit:
-			inst.Out, inst.Arg = move(inst.Out), move(inst.Arg)
-		case InstCall:
-			inst.Out = move(inst.Out)
+		out, arg := jumps(&inst)
+		if out != nil {
+			*out = move(*out)
+		}
+		if arg != nil {
+			*arg = move(*arg)
 		}
 		c.prog.Inst = append(c.prog.Inst, inst)
 		if inst.Op == InstCall {

@@ -1,8 +1,10 @@
 package grammar_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/reins-go/reins/grammar"
@@ -105,4 +107,25 @@ value ::= [0-9]+ | "[" (value ("," value)*)? "]"`, false)
 		require.Equal(t, errWant, errGot)
 		require.Equal(t, want, got, "the program differs with copies")
 	})
+}
+
+// BenchmarkCompileNestedInlined compiles a chain of 6,000 rules, each
+// inlined in the one before: whether a body can be copied is looked at
+// once it is needed, so compiling stays linear in the program's size
+// (it was quadratic when each nested body was checked as it was kept).
+func BenchmarkCompileNestedInlined(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("root ::= r1\n")
+	const n = 6000
+	for k := 1; k < n; k++ {
+		fmt.Fprintf(&src, "r%d ::= \"abcdefghij\" r%d \"abcdefghij\"\n", k, k+1)
+	}
+	fmt.Fprintf(&src, "r%d ::= \"end\"\n", n)
+	g, err := gbnf.Parse("chain.gbnf", src.String())
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := grammar.Compile(g); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
