@@ -905,6 +905,22 @@ func memo[K comparable](cache *map[K]*grammar.Node, key K, build func() *grammar
 	return n
 }
 
+// memoErr is memo for a build that may fail: only what is built is
+// kept, and a failure is built again (its error names where it was met).
+func memoErr[K comparable](cache *map[K]*grammar.Node, key K, build func() (*grammar.Node, error)) (*grammar.Node, error) {
+	if n, ok := (*cache)[key]; ok {
+		return n, nil
+	}
+	n, err := build()
+	if err == nil {
+		if *cache == nil {
+			*cache = map[K]*grammar.Node{}
+		}
+		(*cache)[key] = n
+	}
+	return n, err
+}
+
 // buildKeyNotIn walks the trie of the sorted, distinct names without
 // building it: the names below a trie node are a run of the list that
 // shares its first depth bytes.

@@ -52,17 +52,7 @@ func (c *compiler) oneStr(n *Node) (*grammar.Node, error) {
 	} else {
 		key.src, key.format = n.Str.Formats[0], true
 	}
-	if g, ok := c.oneStrs[key]; ok {
-		return g, nil
-	}
-	g, err := c.buildOneStr(n)
-	if err == nil {
-		if c.oneStrs == nil {
-			c.oneStrs = map[oneStrKey]*grammar.Node{}
-		}
-		c.oneStrs[key] = g
-	}
-	return g, err
+	return memoErr(&c.oneStrs, key, func() (*grammar.Node, error) { return c.buildOneStr(n) })
 }
 
 func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
@@ -114,17 +104,7 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 // reads them (ecmaToGo: within both ECMAScript's and Go's meaning).
 func (c *compiler) strDFA(n *Node) (*grammar.Node, error) {
 	key := fmt.Sprintf("%q %q %d %d %q %q", n.Str.Patterns, n.Str.Formats, n.Str.MinLen, n.Str.MaxLen, n.Str.NotPatterns, excludedStrings(n.NotEnum))
-	if g, ok := c.strDFAs[key]; ok {
-		return g, nil
-	}
-	g, err := c.buildStrDFA(n)
-	if err == nil {
-		if c.strDFAs == nil {
-			c.strDFAs = map[string]*grammar.Node{}
-		}
-		c.strDFAs[key] = g
-	}
-	return g, err
+	return memoErr(&c.strDFAs, key, func() (*grammar.Node, error) { return c.buildStrDFA(n) })
 }
 
 func (c *compiler) buildStrDFA(n *Node) (*grammar.Node, error) {
