@@ -55,6 +55,8 @@ func (c *compiler) oneStr(n *Node) (*grammar.Node, error) {
 	return memoErr(&c.oneStrs, key, func() (*grammar.Node, error) { return c.buildOneStr(n) })
 }
 
+// buildOneStr is oneStr's work. str has checked that the format, if
+// that is what n has, is supported.
 func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 	min, max := n.Str.MinLen, n.Str.MaxLen
 	if len(n.Str.Patterns) == 1 {
@@ -80,11 +82,7 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
 	}
 	name, ptr := n.Str.Formats[0], n.Str.FormatPtrs[0]
-	re, supported := formats[name]
-	if !supported {
-		return nil, c.errorf(ptr, "format", "format %q is not supported", name)
-	}
-	g, err := regex.Lower(re, false)
+	g, err := regex.Lower(formats[name], false)
 	if err != nil {
 		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
 	}
