@@ -85,6 +85,14 @@ type Rule struct {
 	Name string
 	Pos  Pos
 	Body *Node
+	// Called keeps Compile from inlining the rule, so that its code is
+	// compiled once. Compile inlines every rule it can (see inline.go),
+	// and a rule referenced from many places then has a copy of its code
+	// at each; a front end sets Called where those copies would only make
+	// the program larger, as JSON Schema's compiler does for an object's
+	// members, referenced from every state of the automaton that takes
+	// them in any order. The language is the same either way.
+	Called bool
 }
 
 // Grammar is a set of rules and the rule to start from.

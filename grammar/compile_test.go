@@ -199,6 +199,35 @@ func TestCompileInliningWithinBudget(t *testing.T) {
 	assert.Contains(t, names, "word", "the rule used 2,000 times stays called")
 }
 
+// TestCalledRulesStayCalls checks Rule.Called: a rule referenced twice
+// is inlined (no program rule of its own, no call), and marked Called it
+// keeps its program rule and both references call it.
+func TestCalledRulesStayCalls(t *testing.T) {
+	grammar := func(called bool) *Grammar {
+		return &Grammar{Start: "root", Rules: []Rule{
+			{Name: "root", Body: Seq(Lit("x"), Ref("word"), Lit("y"), Ref("word"), Lit("z"))},
+			{Name: "word", Body: Lit("abc"), Called: called},
+		}}
+	}
+	calls := func(p *Prog) int {
+		n := 0
+		for _, in := range p.Inst {
+			if in.Op == InstCall && p.Rules[in.Arg].Name == "word" {
+				n++
+			}
+		}
+		return n
+	}
+	p, err := Compile(grammar(false))
+	require.NoError(t, err)
+	assert.Len(t, p.Rules, 1, p.String())
+	assert.Zero(t, calls(p), p.String())
+	p, err = Compile(grammar(true))
+	require.NoError(t, err)
+	assert.Len(t, p.Rules, 2, p.String())
+	assert.Equal(t, 2, calls(p), p.String())
+}
+
 // nest returns a node nested depth deep, each level made by wrap.
 func nest(depth int, wrap func(*Node) *Node) *Node {
 	n := Lit("a")

@@ -11,8 +11,8 @@ import "slices"
 const inlineBudget = 10000
 
 // inline decides which rules compile inlines: every rule that is not
-// the start rule and does not refer to itself is compiled in place at
-// each reference, and rules that refer to themselves stay as calls.
+// the start rule, not marked Called, and does not refer to itself is
+// compiled in place at each reference, and the others stay as calls.
 // Inlining a rule into its callers can make a caller refer to itself,
 // which then stays. A rule whose inlining would exceed the budget stays
 // too. This changes no language, only how the parser sees it: a JSON
@@ -51,7 +51,7 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 	for changed := true; changed; {
 		changed = false
 		for x := range rules {
-			if rules[x].Name == start || inlined[x] || repeats[x] || g.count(x, x) > 0 {
+			if rules[x].Name == start || rules[x].Called || inlined[x] || repeats[x] || g.count(x, x) > 0 {
 				continue
 			}
 			uses := 0

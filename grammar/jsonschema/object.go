@@ -601,13 +601,17 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 			idx = append(idx, i)
 		}
 	}
+	// With more than one state, each state refers to the members it may
+	// take next: they stay calls (grammar.Rule.Called) rather than a copy
+	// of each member's code in every state.
+	states := o.tracked() > 0 || o.maxProps >= 0
 	memberRule := make([]*grammar.Node, len(idx))
 	bit := make([]uint, len(idx)) // the member's bit in a set, or 0 when untracked
 	bitOf := map[string]uint{}
 	var need uint
 	tracked := 0
 	for k, i := range idx {
-		memberRule[k] = c.ruleAt(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]))
+		memberRule[k] = c.memberRule(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]), states)
 		if o.isTracked(i) {
 			bit[k] = 1 << tracked
 			bitOf[o.names[i]] = bit[k]
@@ -702,7 +706,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	}
 	var anyFree *grammar.Node
 	if len(free) > 0 {
-		anyFree = c.ruleAt(c.nodes.alt(free...), ptr)
+		anyFree = c.memberRule(c.nodes.alt(free...), ptr, states)
 	}
 	// next is what may come after a separator (or the opening) in set,
 	// with k members written.
@@ -880,6 +884,17 @@ func (c *compiler) ruleAt(n *grammar.Node, ptr string) *grammar.Node {
 	c.setRulePtr(len(c.g.Rules), ptr)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: n})
 	return grammar.Ref(name)
+}
+
+// memberRule is ruleAt for what an object's states take next, marked
+// called where there are several states (see anyOrder).
+func (c *compiler) memberRule(n *grammar.Node, ptr string, called bool) *grammar.Node {
+	at := len(c.g.Rules)
+	ref := c.ruleAt(n, ptr)
+	if called && len(c.g.Rules) > at {
+		c.g.Rules[at].Called = true
+	}
+	return ref
 }
 
 // keyNotIn is a JSON string, in canonical encoding, that is none of

@@ -72,3 +72,38 @@ func TestCanonicalCharClass(t *testing.T) {
 		assert.Equal(t, want(except), n.Subs[0].Ranges, "except %q", string(except))
 	}
 }
+
+// TestObjectMembersCalled checks that an object whose members are taken
+// in any order by several states keeps its member rules called (one
+// copy each, not one per state), and one of a single state (more than
+// anyOrderMax optional members, none tracked) inlines them; the language
+// is the same: any order, each member once.
+func TestObjectMembersCalled(t *testing.T) {
+	called := func(g *grammar.Grammar) int {
+		n := 0
+		for _, r := range g.Rules {
+			if r.Called {
+				n++
+			}
+		}
+		return n
+	}
+	g, err := Compile([]byte(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"}},"required":["a","b"],"additionalProperties":false}`), Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, called(g), "the three members:\n%s", g)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	for _, text := range []string{`{"a":"x","b":1}`, `{"b":1,"a":"x"}`, `{"c":true,"b":1,"a":"x"}`} {
+		assert.True(t, acceptsText(p, text), text)
+	}
+	for _, text := range []string{`{"a":"x"}`, `{"a":"x","b":1,"a":"y"}`, `{"a":"x","b":1,"d":2}`} {
+		assert.False(t, acceptsText(p, text), text)
+	}
+	props := ""
+	for i := range anyOrderMax + 1 {
+		props += fmt.Sprintf(`,"p%d":{"type":"integer"}`, i)
+	}
+	g, err = Compile([]byte(`{"type":"object","properties":{`+props[1:]+`}}`), Options{})
+	require.NoError(t, err)
+	assert.Zero(t, called(g), "one state:\n%s", g)
+}
