@@ -91,7 +91,10 @@ type Rule struct {
 	// at each; a front end sets Called where those copies would only make
 	// the program larger, as JSON Schema's compiler does for an object's
 	// members, referenced from every state of the automaton that takes
-	// them in any order. The language is the same either way.
+	// them in any order. A Called rule whose every reference is the
+	// last step of one rule's body may still compile as a jump into that
+	// rule (see tailjump.go): its code is compiled once all the same. The
+	// language is the same either way.
 	Called bool
 }
 

@@ -601,9 +601,10 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 			idx = append(idx, i)
 		}
 	}
-	// With more than one state, each state refers to the members it may
-	// take next: they stay calls (grammar.Rule.Called) rather than a copy
-	// of each member's code in every state.
+	// With more than one state, each state refers to the tracked members
+	// it may take next, and to the rule of the others: they stay calls
+	// (grammar.Rule.Called) rather than a copy of their code in every
+	// state. An untracked member is referred to once, from that rule.
 	states := o.tracked() > 0 || o.maxProps >= 0
 	memberRule := make([]*grammar.Node, len(idx))
 	bit := make([]uint, len(idx)) // the member's bit in a set, or 0 when untracked
@@ -611,7 +612,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	var need uint
 	tracked := 0
 	for k, i := range idx {
-		memberRule[k] = c.memberRule(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]), states)
+		memberRule[k] = c.memberRule(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]), states && o.isTracked(i))
 		if o.isTracked(i) {
 			bit[k] = 1 << tracked
 			bitOf[o.names[i]] = bit[k]
