@@ -15,15 +15,18 @@
 // small built-in test model (a bigram table); give a GGUF path or an
 // Ollama name (ollama:llama3.2) with --model.
 //
-// go build optimizes reins with default.pgo (profile-guided
-// optimization), a CPU profile of "reins maskbench" over every second
-// file of the MaskBench dev set, made with
+// go build (and go test of this package) optimizes reins with
+// default.pgo (profile-guided optimization), a CPU profile of
+// "reins maskbench" over every second file of the MaskBench dev set,
+// made with
 //
-//	bin/reins maskbench --cpuprofile cmd/reins/default.pgo $(ls -d ../shared/maskbench-dev/* | awk 'NR%2==0')
+//	bin/reins maskbench --cpuprofile cmd/reins/default.pgo $(LC_ALL=C ls -d ../shared/maskbench-dev/* | awk 'NR%2==0')
 //
-// It makes masks about a tenth faster, the files left out of it as much
-// as those in it (BENCHMARKS.md). The first build with a new profile
-// compiles every package reins imports again: about five minutes here.
+// It makes a token's mask and commit about a tenth faster on the files
+// left out of it, and a twentieth on those in it (BENCHMARKS.md). The
+// first build with a new profile compiles every package reins imports
+// again, apart from the build without it that other packages' tests
+// use: about five minutes here.
 package main
 
 import (
