@@ -82,6 +82,7 @@ func TestCanonicalCharClass(t *testing.T) {
 // to once, and everything of an object of one state, are inlined. The
 // language is the same: any order, each member once.
 func TestObjectMembersCalled(t *testing.T) {
+	const threeMembers = `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"}},"required":["a","b"],"additionalProperties":false}`
 	props := func(n int) string {
 		var b strings.Builder
 		for i := range n {
@@ -93,7 +94,7 @@ func TestObjectMembersCalled(t *testing.T) {
 		name, schema string
 		called       int
 	}{
-		{"three tracked members", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"}},"required":["a","b"],"additionalProperties":false}`, 3},
+		{"three tracked members", threeMembers, 3},
 		{"one tracked member, the others' rule", `{"type":"object","properties":{` + props(anyOrderMax+1) + `},"required":["p0"]}`, 2},
 		{"maxProperties counting untracked members", `{"type":"object","properties":{` + props(anyOrderMax+1) + `},"maxProperties":2}`, 1},
 		{"one state", `{"type":"object","properties":{` + props(anyOrderMax+1) + `}}`, 0},
@@ -119,7 +120,7 @@ func TestObjectMembersCalled(t *testing.T) {
 			assert.Greater(t, calls[name], 1, "%s: %s is called from several states:\n%s", tc.name, name, p)
 		}
 	}
-	g, err := Compile([]byte(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"}},"required":["a","b"],"additionalProperties":false}`), Options{})
+	g, err := Compile([]byte(threeMembers), Options{})
 	require.NoError(t, err)
 	p, err := grammar.Compile(g)
 	require.NoError(t, err)
