@@ -888,7 +888,7 @@ func (c *compiler) ruleAt(n *grammar.Node, ptr string) *grammar.Node {
 }
 
 // memberRule is ruleAt for what an object's states take next, marked
-// called where there are several states (see anyOrder).
+// grammar.Rule.Called when called is set (anyOrder says for which).
 func (c *compiler) memberRule(n *grammar.Node, ptr string, called bool) *grammar.Node {
 	at := len(c.g.Rules)
 	ref := c.ruleAt(n, ptr)
