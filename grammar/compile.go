@@ -104,16 +104,17 @@ func compileProg(g *Grammar, copying bool) (p *Prog, copied int, err error) {
 	// One walk over each rule checks it, measures it and counts the
 	// calls it makes.
 	sizes := make([]int, len(g.Rules))
+	c.productive = make([]bool, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
 	c.repeats = make([]bool, len(g.Rules))
 	c.refs.at = make([]int, len(g.Rules)+1)
 	for i := range g.Rules {
 		c.refs.at[i] = len(c.refs.to)
-		size, err := c.scan(i)
+		size, productive, err := c.scan(i)
 		if err != nil {
 			return nil, 0, err
 		}
-		sizes[i] = size
+		sizes[i], c.productive[i] = size, productive
 	}
 	c.refs.at[len(g.Rules)] = len(c.refs.to)
 	calls := newCallGraph(len(g.Rules), &c.refs)
@@ -287,10 +288,16 @@ const maxVisits = 8 * MaxInst
 // unrolled size (see nodeSize), in one walk. It recurses at most
 // MaxDepth deep, so the compile passes after it, which recurse as deep
 // as the tree, are safe.
-func (c *compiler) scan(i int) (int, error) {
+//
+// The same walk reports whether the body derives a string through the
+// rules already found productive (those scanned before it, whose bodies
+// did): front ends write callees such as whitespace and JSON values
+// early, so most rules are settled here and productivity walks only the
+// others.
+func (c *compiler) scan(i int) (size int, productive bool, err error) {
 	body := c.g.Rules[i].Body
 	if body == nil {
-		return 0, c.errorf(c.g.Rules[i].Pos, nil, "rule %s has no body", c.g.Rules[i].Name)
+		return 0, false, c.errorf(c.g.Rules[i].Pos, nil, "rule %s has no body", c.g.Rules[i].Name)
 	}
 	return c.scanNode(i, body, 1, true)
 }
@@ -298,17 +305,20 @@ func (c *compiler) scan(i int) (int, error) {
 // scanNode is scan of node n at depth, n being the body's last step
 // when tail is set: the last item of a sequence, a branch of an
 // alternation, never inside a repetition (see jumpRules).
-func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
+func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (size int, productive bool, err error) {
 	if n == nil {
-		return 0, c.nodeErrorf(i, &Node{}, nil, "nil node in the grammar's tree")
+		return 0, false, c.nodeErrorf(i, &Node{}, nil, "nil node in the grammar's tree")
 	}
 	if depth > MaxDepth {
-		return 0, c.nodeErrorf(i, n, ErrTooDeep, "the grammar nests more than %d deep (MaxDepth), or its tree contains itself", MaxDepth)
+		return 0, false, c.nodeErrorf(i, n, ErrTooDeep, "the grammar nests more than %d deep (MaxDepth), or its tree contains itself", MaxDepth)
 	}
 	if c.visits++; c.visits > maxVisits {
 		r := &c.g.Rules[i]
-		return 0, c.errorf(r.Pos, ErrTooLarge, "grammar too large: its tree, a shared subtree counted at each use, has more than %d nodes (at rule %s)", maxVisits, r.Name)
+		return 0, false, c.errorf(r.Pos, ErrTooLarge, "grammar too large: its tree, a shared subtree counted at each use, has more than %d nodes (at rule %s)", maxVisits, r.Name)
 	}
+	// productive as nodeProductive judges it, with the rules settled so
+	// far: a sequence needs every item, an alternation one branch.
+	productive = n.Op != OpAlt
 	switch n.Op {
 	case OpEmpty, OpLit, OpBytes, OpSeq:
 	case OpAlt:
@@ -316,14 +326,15 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 	case OpRef:
 		t, ok := c.index[n.Name]
 		if !ok {
-			return 0, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
+			return 0, false, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
 		}
 		c.refs.to = append(c.refs.to, t)
 		c.refs.tail = append(c.refs.tail, tail)
 		c.refs.level = append(c.refs.level, depth)
+		productive = c.productive[t]
 	default:
 		if err := c.check(i, n); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	if len(n.Subs) == 0 {
@@ -332,20 +343,28 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (int, error) {
 	subs := 0
 	for k, s := range n.Subs {
 		last := (n.Op == OpSeq && tail && k == len(n.Subs)-1) || (n.Op == OpAlt && tail)
-		size, err := c.scanNode(i, s, depth+1, last)
+		size, sub, err := c.scanNode(i, s, depth+1, last)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		subs = satAdd(subs, size)
+		switch n.Op {
+		case OpSeq:
+			productive = productive && sub
+		case OpAlt:
+			productive = productive || sub
+		case OpRepeat:
+			productive = n.Min == 0 || sub
+		}
 	}
-	size := nodeSize(n, subs)
+	size = nodeSize(n, subs)
 	if depth == 1 && hoists(n, subs) && n.Max >= 0 {
 		c.repeats[i] = true
 	}
 	if size > MaxInst && c.big == nil {
 		c.big, c.bigRule, c.bigSize, c.bigInner = n, i, size, subs
 	}
-	return size, nil
+	return size, productive, nil
 }
 
 // check checks node n of rule i on its own.
@@ -473,14 +492,14 @@ func (c *compiler) boundInlining() {
 	}
 }
 
-// productivity finds the rules that derive at least one string. A few
-// passes over the rules settle most grammars (last rule first: front ends
-// write callers before callees); a long chain of rules, which would take
+// productivity finds the rules that derive at least one string, from
+// those scan found productive. A few passes over the others settle most
+// grammars (last rule first: front ends write callers before callees);
+// a long chain of rules, which would take
 // a pass per rule, goes on with a worklist, in which a rule is judged
 // again only when a rule it calls becomes productive.
 func (c *compiler) productivity(calls *callGraph) {
 	n := len(c.g.Rules)
-	c.productive = make([]bool, n)
 	for range 3 {
 		changed := false
 		for i := n - 1; i >= 0; i-- {
