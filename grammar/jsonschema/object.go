@@ -1046,14 +1046,23 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 		lo = hi
 	}
 	multi := c.shared("_multibyte", func() *grammar.Node { return grammar.Class(0x80, utf8.MaxRune) })
-	esc := c.shared("_canonesc", func() *grammar.Node {
-		var alts []*grammar.Node
-		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
-			alts = append(alts, c.nodes.bytes(escapeRune(r)))
-		}
-		return c.nodes.alt(alts...)
-	})
+	esc := c.shared("_canonesc", c.canonicalEscape)
 	return c.nodes.alt(c.nodes.node(grammar.Node{Op: grammar.OpClass, Ranges: ranges}), multi, esc)
+}
+
+// canonicalEscape is the escapes of a string in canonical encoding
+// (escapeRune's): \" and \\, the short forms \b \f \n \r \t, and the
+// other control characters as \u00 and two lowercase hex digits, 0000
+// to 001f. Written as a trie of a few nodes rather than the 34
+// literals, which every compile of an object that takes other keys made
+// anew.
+func (c *compiler) canonicalEscape() *grammar.Node {
+	n := &c.nodes
+	return n.seq(n.bytes(`\`), n.alt(
+		grammar.Class('"', '"', '\\', '\\', 'b', 'b', 'f', 'f', 'n', 'n', 'r', 'r', 't', 't'),
+		n.seq(n.bytes("u00"), n.alt(
+			n.seq(n.bytes("0"), grammar.Class('0', '7', 'b', 'b', 'e', 'f')), // not 8 9 a c d: \b \t \n \f \r
+			n.seq(n.bytes("1"), grammar.Class('0', '9', 'a', 'f'))))))
 }
 
 func controlRunes() []rune {

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/earley"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,6 +73,52 @@ func TestCanonicalCharClass(t *testing.T) {
 		require.Equal(t, grammar.OpAlt, n.Op)
 		assert.Equal(t, want(except), n.Subs[0].Ranges, "except %q", string(except))
 	}
+}
+
+// TestCanonicalEscape checks the escapes a key's character may take
+// (the rule _canonesc): exactly escapeRune's for the quote, the
+// backslash and the control characters. It lists the rule's whole
+// language, trying every byte after every prefix the parser takes, and
+// fails if a prefix runs longer than the longest escape (the language
+// would not be those 34 strings).
+func TestCanonicalEscape(t *testing.T) {
+	c := newCompiler(Options{}, nil, draftOf(map[string]any{}))
+	p, err := grammar.Compile(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: c.canonicalEscape()}}})
+	require.NoError(t, err)
+	// takes reports whether the parser takes s as a prefix, and whether
+	// s may end there.
+	takes := func(s string) (prefix, whole bool) {
+		ps := earley.NewParser(p)
+		for i := range len(s) {
+			if !ps.Push(s[i]) {
+				return false, false
+			}
+		}
+		return true, ps.CanEnd()
+	}
+	canonical := map[string]bool{}
+	for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
+		canonical[escapeRune(r)] = true
+	}
+	require.Len(t, canonical, 34)
+	longest := len(`\u0000`)
+	language := map[string]bool{}
+	prefixes := []string{""}
+	for len(prefixes) > 0 {
+		s := prefixes[len(prefixes)-1]
+		prefixes = prefixes[:len(prefixes)-1]
+		require.LessOrEqual(t, len(s), longest, "the parser takes %q, longer than any canonical escape", s)
+		for b := range 256 {
+			next := s + string([]byte{byte(b)})
+			if prefix, whole := takes(next); prefix {
+				prefixes = append(prefixes, next)
+				if whole {
+					language[next] = true
+				}
+			}
+		}
+	}
+	assert.Equal(t, canonical, language)
 }
 
 // TestObjectMembersCalled checks which rules of an object whose members
