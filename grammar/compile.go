@@ -101,8 +101,8 @@ func compileProg(g *Grammar, copying bool) (p *Prog, copied int, err error) {
 	if !ok {
 		return nil, 0, c.errorf(Pos{}, nil, "no start rule %q", g.Start)
 	}
-	// One walk over each rule checks it, measures it and counts the
-	// calls it makes.
+	// One walk over each rule checks it, measures it, counts the calls
+	// it makes and judges whether it is productive so far.
 	sizes := make([]int, len(g.Rules))
 	c.productive = make([]bool, len(g.Rules))
 	c.heights = make([]int, len(g.Rules))
@@ -291,9 +291,10 @@ const maxVisits = 8 * MaxInst
 //
 // The same walk reports whether the body derives a string through the
 // rules already found productive (those scanned before it, whose bodies
-// did): front ends write callees such as whitespace and JSON values
-// early, so most rules are settled here and productivity walks only the
-// others.
+// did). Front ends write the rules many others use, such as whitespace
+// and JSON values, first, so a rule whose calls go to those is settled
+// here; productivity walks only the others (a rule whose callee comes
+// after it, or calls itself).
 func (c *compiler) scan(i int) (size int, productive bool, err error) {
 	body := c.g.Rules[i].Body
 	if body == nil {
@@ -494,10 +495,10 @@ func (c *compiler) boundInlining() {
 
 // productivity finds the rules that derive at least one string, from
 // those scan found productive. A few passes over the others settle most
-// grammars (last rule first: front ends write callers before callees);
-// a long chain of rules, which would take
-// a pass per rule, goes on with a worklist, in which a rule is judged
-// again only when a rule it calls becomes productive.
+// grammars (last rule first: apart from the rules they share, front
+// ends write callers before callees); a long chain of rules, which would
+// take a pass per rule, goes on with a worklist, in which a rule is
+// judged again only when a rule it calls becomes productive.
 func (c *compiler) productivity(calls *callGraph) {
 	n := len(c.g.Rules)
 	for range 3 {
