@@ -209,7 +209,7 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		return nil, &jsonschema.Error{Pointer: "#", Msg: "empty JSON schema (for any JSON value, use JSON() or {})"}
 	}
-	g, err := jsonschema.Compile(schema, o)
+	g, p, err := jsonschema.CompileProg(schema, o)
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +217,7 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := compile("JSON schema", g)
-	if err != nil {
-		return nil, err
-	}
-	c.json, c.relaxed, c.schema = v, o.Relax, bytes.Clone(schema)
-	return c, nil
+	return &Constraint{desc: "JSON schema", g: g, prog: p, json: v, relaxed: o.Relax, schema: bytes.Clone(schema)}, nil
 }
 
 // JSONSchemaFile reads a JSON Schema from path (at most MaxSourceBytes).

@@ -18,7 +18,6 @@ import (
 
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/backends/llama"
-	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/fileread"
 	"github.com/reins-go/reins/internal/pyjson"
@@ -181,11 +180,7 @@ type reinsEngine struct {
 type reinsSession struct{ m *automaton.Matcher }
 
 func (e reinsEngine) compile(schema []byte) (maskSession, error) {
-	g, err := jsonschema.Compile(schema, jsonschema.Options{})
-	if err != nil {
-		return nil, err
-	}
-	p, err := grammar.Compile(g)
+	_, p, err := jsonschema.CompileProg(schema, jsonschema.Options{})
 	if err != nil {
 		return nil, err
 	}

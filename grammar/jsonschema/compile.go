@@ -183,70 +183,110 @@ func (e *Error) Error() string {
 // Compile's time and memory grow polynomially, and slowly, with the
 // schema's size: see the limits (MaxSchemaBytes and the others), past
 // which a schema is an *Error naming the limit.
-func Compile(schema []byte, opts Options) (g *grammar.Grammar, err error) {
-	var c *compiler
+func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
+	_, g, err := lower(schema, opts, true)
+	return g, err
+}
+
+// CompileProg is Compile and then grammar.Compile of its grammar: the
+// schema's grammar and its program, or the error of either. Compile
+// measures the grammar, to refuse one past grammar.MaxInst with the JSON
+// pointer of the part too large, and grammar.Compile measures it again;
+// CompileProg leaves the first measure out (a twelfth of a large
+// schema's compile) and takes it only when grammar.Compile fails, so
+// that its errors are Compile's, whichever comes first.
+func CompileProg(schema []byte, opts Options) (*grammar.Grammar, *grammar.Prog, error) {
+	c, g, err := lower(schema, opts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := grammar.Compile(g)
+	if err != nil {
+		if sizeErr := c.checkSizeSafely(); sizeErr != nil {
+			return nil, nil, sizeErr
+		}
+		return nil, nil, err
+	}
+	return g, p, nil
+}
+
+// checkSizeSafely is checkSize, a panic in it (a bug) an *Error.
+func (c *compiler) checkSizeSafely() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Pointer: "#", Msg: fmt.Sprintf("internal error measuring the schema's grammar (a bug in reins): %v", r)}
+		}
+	}()
+	return c.checkSize()
+}
+
+// lower is Compile; with measure false, it does not measure the grammar
+// against grammar.MaxInst (see CompileProg).
+func lower(schema []byte, opts Options, measure bool) (c *compiler, g *grammar.Grammar, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(errTooManyNodes); ok && c != nil {
 				if e.ptr == "" { // before the root's lowering set it
 					e.ptr = "#"
 				}
-				g, err = nil, c.limitf(e.ptr, "", limitGrammar, "building the grammar made more than %d nodes (allOf distributed over many anyOf or oneOf, nested not, many if/then/else, or wide numeric ranges?): its grammar would pass grammar.MaxInst (%d instructions)", maxGrammarNodes, grammar.MaxInst)
+				c, g, err = nil, nil, c.limitf(e.ptr, "", limitGrammar, "building the grammar made more than %d nodes (allOf distributed over many anyOf or oneOf, nested not, many if/then/else, or wide numeric ranges?): its grammar would pass grammar.MaxInst (%d instructions)", maxGrammarNodes, grammar.MaxInst)
 				return
 			}
-			g, err = nil, &Error{Pointer: "#", Msg: fmt.Sprintf("internal error compiling the schema (a bug in reins): %v", r)}
+			c, g, err = nil, nil, &Error{Pointer: "#", Msg: fmt.Sprintf("internal error compiling the schema (a bug in reins): %v", r)}
 		}
 	}()
 	if opts.MaxWhitespace == 0 {
 		opts.MaxWhitespace = 16
 	}
 	if opts.MaxWhitespace < 0 {
-		return nil, fmt.Errorf("jsonschema: MaxWhitespace %d: want ≥ 0", opts.MaxWhitespace)
+		return nil, nil, fmt.Errorf("jsonschema: MaxWhitespace %d: want ≥ 0", opts.MaxWhitespace)
 	}
 	if strings.Trim(opts.Indent, " \t") != "" || (opts.Indent != "" && opts.Compact) {
-		return nil, fmt.Errorf("jsonschema: Indent %q: want spaces and tabs, without Compact", opts.Indent)
+		return nil, nil, fmt.Errorf("jsonschema: Indent %q: want spaces and tabs, without Compact", opts.Indent)
 	}
 	for _, kw := range opts.Relax {
 		if _, ok := relaxable[kw]; !ok {
-			return nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
+			return nil, nil, fmt.Errorf("jsonschema: Relax %q: want one of uniqueItems, contains, not, if, multipleOf, minProperties, maxProperties", kw)
 		}
 	}
 	doc, order, err := decodeSchema(schema, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkSchema(doc, schema, opts); err != nil { // a valid schema, first
-		return nil, err
+		return nil, nil, err
 	}
 	refs, err := newRefs(doc, order, len(schema), opts.baseURI(), opts.Loader)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
+		return nil, nil, fmt.Errorf("jsonschema: Options.BaseURI: %w", err) // the only other error
 	}
 	c = newCompiler(opts, refs, draftOf(doc))
 	root, err := c.p.at(doc, "#")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	body, err := c.conj(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.fanOut(root); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if opts.Indent != "" {
 		c.g.Rules[0].Body = body
 	} else {
 		c.g.Rules[0].Body = c.nodes.seq(c.ws(), body, c.ws())
 	}
-	if err := c.checkSize(); err != nil {
-		return nil, err
+	if measure {
+		if err := c.checkSize(); err != nil {
+			return nil, nil, err
+		}
 	}
-	return c.g, nil
+	return c, c.g, nil
 }
 
 // JSON returns the grammar of any JSON value (JSON mode).

@@ -355,32 +355,46 @@ func TestHostileSchemas(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := tc.schema()
-			err := withinDeadline(t, hostileDeadline, func() error {
-				g, err := Compile([]byte(schema), tc.opts)
-				if err == nil {
-					_, err = grammar.Compile(g)
+			// Both ways to a program give the same error: Compile, which
+			// measures the grammar, then grammar.Compile; and CompileProg,
+			// which measures it only when grammar.Compile fails.
+			for _, path := range []struct {
+				name    string
+				compile func() error
+			}{
+				{"Compile", func() error {
+					g, err := Compile([]byte(schema), tc.opts)
+					if err == nil {
+						_, err = grammar.Compile(g)
+					}
+					return err
+				}},
+				{"CompileProg", func() error {
+					_, _, err := CompileProg([]byte(schema), tc.opts)
+					return err
+				}},
+			} {
+				err := withinDeadline(t, hostileDeadline, path.compile)
+				if tc.ok {
+					require.NoError(t, err, path.name)
+					continue
 				}
-				return err
-			})
-			if tc.ok {
-				require.NoError(t, err)
-				return
-			}
-			var e *Error
-			require.True(t, errors.As(err, &e), "%v", err)
-			assert.Equal(t, tc.limit, e.Limit, e.Error())
-			if tc.ptrPrefix {
-				assert.True(t, strings.HasPrefix(e.Pointer, tc.ptr), "pointer %s, want a prefix %s", e.Pointer, tc.ptr)
-			} else {
-				assert.Equal(t, tc.ptr, e.Pointer)
-			}
-			if tc.kw != "" {
-				assert.Equal(t, tc.kw, e.Keyword)
-			}
-			if tc.inMsg {
-				assert.Contains(t, e.Msg, tc.msg)
-			} else {
-				assert.True(t, strings.HasSuffix(e.Msg, tc.msg), "message %q, want it to end %q", e.Msg, tc.msg)
+				var e *Error
+				require.True(t, errors.As(err, &e), "%s: %v", path.name, err)
+				assert.Equal(t, tc.limit, e.Limit, "%s: %s", path.name, e.Error())
+				if tc.ptrPrefix {
+					assert.True(t, strings.HasPrefix(e.Pointer, tc.ptr), "%s: pointer %s, want a prefix %s", path.name, e.Pointer, tc.ptr)
+				} else {
+					assert.Equal(t, tc.ptr, e.Pointer, path.name)
+				}
+				if tc.kw != "" {
+					assert.Equal(t, tc.kw, e.Keyword, path.name)
+				}
+				if tc.inMsg {
+					assert.Contains(t, e.Msg, tc.msg, path.name)
+				} else {
+					assert.True(t, strings.HasSuffix(e.Msg, tc.msg), "%s: message %q, want it to end %q", path.name, e.Msg, tc.msg)
+				}
 			}
 		})
 	}
