@@ -192,7 +192,7 @@ func Compile(schema []byte, opts Options) (*grammar.Grammar, error) {
 // schema's grammar and its program, or the error of either. Compile
 // measures the grammar, to refuse one past grammar.MaxInst with the JSON
 // pointer of the part too large, and grammar.Compile measures it again;
-// CompileProg leaves the first measure out (a twelfth of a large
+// CompileProg leaves the first measure out (about a tenth of a large
 // schema's compile) and takes it only when grammar.Compile fails, so
 // that its errors are Compile's, whichever comes first.
 func CompileProg(schema []byte, opts Options) (*grammar.Grammar, *grammar.Prog, error) {
