@@ -210,10 +210,16 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 		return nil, &jsonschema.Error{Pointer: "#", Msg: "empty JSON schema (for any JSON value, use JSON() or {})"}
 	}
 	g, p, err := jsonschema.CompileProg(schema, o)
-	if err != nil {
+	var schemaErr *jsonschema.Error
+	if err != nil && errors.As(err, &schemaErr) {
 		return nil, err
 	}
-	v, err := jsonschema.NewValidator(schema, o)
+	// The validator's objections come before the program's (a grammar
+	// that matches nothing, say): they name the schema's own fault.
+	v, verr := jsonschema.NewValidator(schema, o)
+	if verr != nil {
+		return nil, verr
+	}
 	if err != nil {
 		return nil, err
 	}

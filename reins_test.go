@@ -441,6 +441,24 @@ func TestTypedErrors(t *testing.T) {
 	assert.Equal(t, "Whitespace", oe.Field)
 }
 
+// TestSchemaFaultBeforeGrammarFault: a schema the validator refuses
+// (two $ids alike) whose grammar would also fail (its oneOf leaves the
+// start rule nothing to match) is refused for its own fault, as when the
+// grammar was compiled after the validator: the program is compiled
+// first now (jsonschema.CompileProg), but its error waits.
+func TestSchemaFaultBeforeGrammarFault(t *testing.T) {
+	schema := `{"$defs": {"a": {"$id": "http://x/y"}, "b": {"$id": "http://x/y"}},
+		"oneOf": [{"anyOf": [{"required": ["x"], "not": {"required": ["error"]}}, {"required": ["error"], "not": {"required": ["x"]}}]},
+			{"type": "object", "dependencies": {"x": {"not": {"required": ["error"]}}}, "minProperties": 1}]}`
+	_, _, progErr := jsonschema.CompileProg([]byte(schema), jsonschema.Options{Bounded: true})
+	var ge *grammar.Error
+	require.ErrorAs(t, progErr, &ge, "the grammar fails too")
+	_, err := JSONSchema([]byte(schema), nil)
+	require.Error(t, err)
+	assert.False(t, errors.As(err, &ge), "%v", err)
+	assert.Contains(t, err.Error(), "same canonical-uri")
+}
+
 // TestRelaxedKeywordFailure: an output that breaks a keyword the grammar
 // was told to drop is an *InvalidOutputError that says so.
 func TestRelaxedKeywordFailure(t *testing.T) {
