@@ -210,12 +210,15 @@ func JSONSchema(schema []byte, opts *JSONOptions) (*Constraint, error) {
 		return nil, &jsonschema.Error{Pointer: "#", Msg: "empty JSON schema (for any JSON value, use JSON() or {})"}
 	}
 	g, p, err := jsonschema.CompileProg(schema, o)
-	var schemaErr *jsonschema.Error
-	if err != nil && errors.As(err, &schemaErr) {
+	// grammar.Compile's errors are *grammar.Error itself (not errors.As:
+	// a schema's *jsonschema.Error may wrap a pattern's *grammar.Error).
+	if _, fromProgram := err.(*grammar.Error); err != nil && !fromProgram {
 		return nil, err
 	}
-	// The validator's objections come before the program's (a grammar
-	// that matches nothing, say): they name the schema's own fault.
+	// The validator's objections come before the program's
+	// (grammar.Compile's *grammar.Error: a grammar that matches nothing,
+	// say), as when the program was compiled after it: they name the
+	// schema's own fault.
 	v, verr := jsonschema.NewValidator(schema, o)
 	if verr != nil {
 		return nil, verr

@@ -457,6 +457,15 @@ func TestSchemaFaultBeforeGrammarFault(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.As(err, &ge), "%v", err)
 	assert.Contains(t, err.Error(), "same canonical-uri")
+
+	// A schema's own error comes first as it did, even where it wraps a
+	// pattern's *grammar.Error: Compile's, before the validator's.
+	for _, schema := range []string{`{"type": "string", "pattern": "(?<"}`, `{"type": "string", "pattern": "a{2,1}"}`, `{"type": "object", "minProperties": -1}`} {
+		_, want := jsonschema.Compile([]byte(schema), jsonschema.Options{Bounded: true})
+		require.Error(t, want, schema)
+		_, err := JSONSchema([]byte(schema), nil)
+		assert.Equal(t, want.Error(), fmt.Sprint(err), schema)
+	}
 }
 
 // TestRelaxedKeywordFailure: an output that breaks a keyword the grammar
