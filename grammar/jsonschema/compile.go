@@ -434,6 +434,9 @@ type compiler struct {
 	keyRunes     map[rune]*grammar.Node
 	keyDeviates  map[string]*grammar.Node
 	keyDeviates1 map[rune]*grammar.Node
+	// keyTails caches the tries of one name's rest by that rest (see
+	// buildKeyNotIn).
+	keyTails map[string]*grammar.Node
 	// encodedClasses caches encodedClass by the class's ranges.
 	encodedClasses map[string]*grammar.Node
 }

@@ -939,7 +939,10 @@ func memoErr[K comparable](cache *map[K]*grammar.Node, key K, build func() (*gra
 
 // buildKeyNotIn walks the trie of the sorted, distinct names without
 // building it: the names below a trie node are a run of the list that
-// shares its first depth bytes.
+// shares its first depth bytes. Below the last branching, a trie node
+// holds one name, and its subtree depends on that name's rest alone:
+// the same rest in another object's names (a "name" or "description"
+// in many objects) is the same node, made once.
 func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 	quote := c.nodes.bytes(`"`)
 	// Stacks: a trie node's alternatives and next characters go above
@@ -948,6 +951,13 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 	var rs []rune
 	var build func(run []string, depth int) *grammar.Node
 	build = func(run []string, depth int) *grammar.Node {
+		rest, one := "", len(run) == 1 // one name below: its rest is the key
+		if one {
+			rest = run[0][depth:]
+			if n, ok := c.keyTails[rest]; ok {
+				return n
+			}
+		}
 		a0, r0 := len(alts), len(rs)
 		if len(run) > 0 && len(run[0]) == depth {
 			run = run[1:] // a name ends here; the shortest sorts first
@@ -969,6 +979,12 @@ func (c *compiler) buildKeyNotIn(sorted []string) *grammar.Node {
 		alts = append(alts, c.keyDeviate(rs[r0:]))
 		n := c.nodes.alt(alts[a0:]...)
 		alts, rs = alts[:a0], rs[:r0]
+		if one {
+			if c.keyTails == nil {
+				c.keyTails = map[string]*grammar.Node{}
+			}
+			c.keyTails[rest] = n
+		}
 		return n
 	}
 	return c.nodes.seq(quote, build(sorted, 0))
