@@ -90,14 +90,13 @@ func compileProg(g *Grammar, copying bool) (p *Prog, copied int, err error) {
 			p, err = nil, &Error{File: g.File, Msg: fmt.Sprintf("internal error compiling the grammar: %v", r)}
 		}
 	}()
-	c := &compiler{g: g, index: map[string]int{}, prog: &Prog{}, noCopies: !copying}
+	c := &compiler{g: g, index: newRuleIndex(g.Rules), prog: &Prog{}, noCopies: !copying}
 	for i, r := range g.Rules {
-		if _, dup := c.index[r.Name]; dup {
+		if !c.index.add(r.Name, i) {
 			return nil, 0, c.errorf(r.Pos, nil, "rule %s is defined twice", r.Name)
 		}
-		c.index[r.Name] = i
 	}
-	start, ok := c.index[g.Start]
+	start, ok := c.index.find(g.Start)
 	if !ok {
 		return nil, 0, c.errorf(Pos{}, nil, "no start rule %q", g.Start)
 	}
@@ -207,7 +206,7 @@ func (c *compiler) nodeErrorf(i int, n *Node, cause error, format string, args .
 
 type compiler struct {
 	g          *Grammar
-	index      map[string]int
+	index      *ruleIndex
 	prog       *Prog
 	productive []bool
 	// allProductive is set, once productivity has run, when every rule
@@ -325,7 +324,7 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (size int, pro
 	case OpAlt:
 		c.emptyAlt = c.emptyAlt || len(n.Subs) == 0
 	case OpRef:
-		t, ok := c.index[n.Name]
+		t, ok := c.index.find(n.Name)
 		if !ok {
 			return 0, false, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
 		}
@@ -558,7 +557,7 @@ func (c *compiler) nodeProductive(n *Node) bool {
 	case OpRepeat:
 		return n.Min == 0 || c.nodeProductive(n.Subs[0])
 	case OpRef:
-		return n.hoisted > 0 || c.productive[c.index[n.Name]] // hoisted rules are productive
+		return n.hoisted > 0 || c.productive[c.index.of(n.Name)] // hoisted rules are productive
 	case OpClass:
 		return len(n.Ranges) > 0
 	}
@@ -767,7 +766,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		if n.hoisted > 0 {
 			return c.call(uint32(n.hoisted-1), next), nil
 		}
-		i := c.index[n.Name]
+		i := c.index.of(n.Name)
 		if c.inlined[i] {
 			return c.compileInlined(i, next)
 		}
@@ -862,8 +861,8 @@ const (
 // hoisted compiles repetition n with its body as a separate rule.
 func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 	body := n.Subs[0] // the body, or the inlined rule it calls, is the key
-	if body.Op == OpRef && body.hoisted == 0 && c.inlined[c.index[body.Name]] {
-		body = c.g.Rules[c.index[body.Name]].Body
+	if body.Op == OpRef && body.hoisted == 0 && c.inlined[c.index.of(body.Name)] {
+		body = c.g.Rules[c.index.of(body.Name)].Body
 	}
 	if call, ok := c.hoistedRules[body]; ok { // the same body, hoisted before
 		return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
@@ -1007,7 +1006,7 @@ func satMul(a, b int) int {
 // each counting one more for the reference.
 func (c *compiler) expandedSize(n *Node) int {
 	if n.Op == OpRef && n.hoisted == 0 {
-		i := c.index[n.Name]
+		i := c.index.of(n.Name)
 		if !c.inlined[i] {
 			return 1
 		}
