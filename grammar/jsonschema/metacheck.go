@@ -292,3 +292,128 @@ func metaCheckDraft4Ordered(doc any, sorted bool) error {
 	}
 	return w.check(doc)
 }
+
+// metaCheckDraft7 is metaCheck2020 for draft 7's metaschema, and
+// metaCheckDraft6 for draft 6's, which lacks draft 7's annotations
+// ($comment, readOnly, writeOnly, examples, contentMediaType,
+// contentEncoding) and if, then and else: the validator asserts these
+// drafts' formats; enum holds at least one item, without repeats, and
+// required any number of distinct names.
+func metaCheckDraft7(doc any) error {
+	return inOrderOnError(func(doc any, sorted bool) error { return metaCheckDraft6or7(doc, sorted, true) }, doc)
+}
+
+func metaCheckDraft6(doc any) error {
+	return inOrderOnError(func(doc any, sorted bool) error { return metaCheckDraft6or7(doc, sorted, false) }, doc)
+}
+
+func metaCheckDraft6or7(doc any, sorted, seven bool) error {
+	w := &metaWalk{sorted: sorted}
+	names := func(v any) error {
+		a, err := w.array(v)
+		if err != nil {
+			return err
+		}
+		for i, x := range a {
+			if err := w.in(strconv.Itoa(i), func() error { return w.str(x) }); err != nil {
+				return err
+			}
+		}
+		return w.unique(a)
+	}
+	w.check = func(v any) error {
+		if _, ok := v.(bool); ok {
+			return nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return w.fail("expected object or boolean")
+		}
+		for k := range w.keys(m) {
+			x := m[k]
+			err := w.in(k, func() error {
+				switch k {
+				case "$comment", "contentEncoding", "contentMediaType":
+					if seven {
+						return w.str(x)
+					}
+				case "readOnly", "writeOnly":
+					if seven {
+						return w.boolean(x)
+					}
+				case "examples":
+					if seven {
+						_, err := w.array(x)
+						return err
+					}
+				case "if", "then", "else":
+					if seven {
+						return w.check(x)
+					}
+				case "$id", "$ref":
+					return w.format(x, "uri-reference")
+				case "$schema":
+					return w.format(x, "uri")
+				case "title", "description", "format":
+					return w.str(x)
+				case "definitions", "properties":
+					return w.schemaMap(x)
+				case "patternProperties":
+					return w.patternProperties(x)
+				case "allOf", "anyOf", "oneOf":
+					return w.schemaArray(x)
+				case "items":
+					if _, ok := x.([]any); ok {
+						return w.schemaArray(x)
+					}
+					return w.check(x)
+				case "additionalItems", "additionalProperties", "contains", "propertyNames", "not":
+					return w.check(x)
+				case "type":
+					if a, ok := x.([]any); ok {
+						if len(a) == 0 {
+							return w.fail("minimum 1 items required")
+						}
+						for i, t := range a {
+							if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
+								return err
+							}
+						}
+						return w.unique(a)
+					}
+					return w.simpleType(x)
+				case "enum":
+					a, err := w.array(x)
+					if err != nil {
+						return err
+					}
+					if len(a) == 0 {
+						return w.fail("minimum 1 items required")
+					}
+					return w.unique(a)
+				case "multipleOf":
+					return w.multipleOf(x)
+				case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":
+					_, err := w.number(x)
+					return err
+				case "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties":
+					return w.count(x)
+				case "pattern":
+					return w.format(x, "regex")
+				case "uniqueItems":
+					return w.boolean(x)
+				case "required":
+					return names(x)
+				case "dependencies":
+					return w.dependencies(x, names)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return w.check(doc)
+}

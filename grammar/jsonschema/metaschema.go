@@ -24,6 +24,8 @@ var flatDraft2020 string
 
 const (
 	draft4URL        = "http://json-schema.org/draft-04/schema"
+	draft6URL        = "http://json-schema.org/draft-06/schema"
+	draft7URL        = "http://json-schema.org/draft-07/schema"
 	draft2020URL     = "https://json-schema.org/draft/2020-12/schema"
 	flatDraft2020URL = "https://reins.invalid/metaschema/draft2020-12.json"
 )
@@ -61,7 +63,11 @@ var metaschemas = sync.OnceValues(func() (map[string]*santhosh.Schema, error) {
 
 // checkSchema reports whether doc (the decoded schema text raw) is a
 // valid schema: against its draft's metaschema, or, for a $schema
-// reins does not know, by compiling it with the validator.
+// reins does not know, by compiling it with the validator. Drafts 4, 6,
+// 7 and 2020-12 (and a schema that names none) are checked by reins' own
+// walks, which agree with the validator's metaschemas (the
+// TestMetaCheck tests and FuzzMetaCheck) in a fraction of its time;
+// draft 2019-09 by the validator's.
 func checkSchema(doc any, raw []byte, opts Options) error {
 	url := draft2020URL // the validator's default draft
 	if root, ok := doc.(map[string]any); ok {
@@ -74,6 +80,10 @@ func checkSchema(doc any, raw []byte, opts Options) error {
 		return metaCheck2020(doc)
 	case draft4URL:
 		return metaCheckDraft4(doc)
+	case draft6URL:
+		return metaCheckDraft6(doc)
+	case draft7URL:
+		return metaCheckDraft7(doc)
 	}
 	metas, err := metaschemas()
 	if err != nil {

@@ -267,6 +267,44 @@ func TestMetaCheckDraft4Agrees(t *testing.T) {
 	forSharedSchemas(t, check)
 }
 
+// TestMetaCheckDraft6And7Agree checks metaCheckDraft6 and
+// metaCheckDraft7 against the validator with those drafts' metaschemas,
+// on the metaschema corpus (with the keywords drafts 6 and 7 have and
+// 2020-12 has not), the official suite's and maskbench-dev's schemas.
+func TestMetaCheckDraft6And7Agree(t *testing.T) {
+	corpus := metaschemaCorpus(t)
+	for _, kw := range []string{"additionalItems", "regexProperties", "definitions", "dependencies"} {
+		for _, v := range keywordValues {
+			k, _ := json.Marshal(kw)
+			corpus = append(corpus, "{"+string(k)+": "+v+"}", `{"properties": {"p": {`+string(k)+": "+v+"}}}",
+				`{"items": [{`+string(k)+": "+v+"}]}")
+		}
+	}
+	for _, draft := range []struct {
+		url   string
+		check func(any) error
+	}{{draft6URL, metaCheckDraft6}, {draft7URL, metaCheckDraft7}} {
+		meta, err := santhosh.NewCompiler().Compile(draft.url)
+		require.NoError(t, err)
+		rejected := 0
+		check := func(what string, doc any) {
+			t.Helper()
+			want, got := meta.Validate(doc), draft.check(doc)
+			if want != nil {
+				rejected++
+			}
+			assert.Equal(t, want == nil, got == nil, "%s under %s: the validator says %v, reins %v", what, draft.url, want, got)
+		}
+		for _, text := range corpus {
+			doc, err := decodeJSON([]byte(text))
+			require.NoError(t, err, text)
+			check(text, doc)
+		}
+		assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+		forSharedSchemas(t, check)
+	}
+}
+
 // TestMetaCheckLongUniqueLists checks uniqueness in lists longer than
 // shortNames (found by key, not by comparing every pair) against the
 // validator: required names, and draft 4's enum with numbers equal in
@@ -307,8 +345,9 @@ func TestMetaCheckLongUniqueLists(t *testing.T) {
 	}
 }
 
-// FuzzMetaCheck checks metaCheck2020 and metaCheckDraft4 against the
-// validator with the same metaschemas on fuzzed documents.
+// FuzzMetaCheck checks metaCheck2020, metaCheckDraft4, metaCheckDraft6
+// and metaCheckDraft7 against the validator with the same metaschemas on
+// fuzzed documents.
 func FuzzMetaCheck(f *testing.F) {
 	for _, s := range []string{
 		`{"type": ["string", "string"]}`, `{"properties": {"a": {"minLength": -1}}}`,
@@ -320,7 +359,8 @@ func FuzzMetaCheck(f *testing.F) {
 	}
 	metas, err := metaschemas()
 	require.NoError(f, err)
-	flat, draft4 := metas[draft2020URL], metas["http://json-schema.org/draft-04/schema"]
+	flat, draft4 := metas[draft2020URL], metas[draft4URL]
+	draft6, draft7 := metas[draft6URL], metas[draft7URL]
 	f.Fuzz(func(t *testing.T, text string) {
 		doc, err := decodeJSON([]byte(text))
 		if err != nil {
@@ -331,6 +371,12 @@ func FuzzMetaCheck(f *testing.F) {
 		}
 		if want, got := draft4.Validate(doc), metaCheckDraft4(doc); (want == nil) != (got == nil) {
 			t.Fatalf("%s: the validator says %v, metaCheckDraft4 %v", text, want, got)
+		}
+		if want, got := draft6.Validate(doc), metaCheckDraft6(doc); (want == nil) != (got == nil) {
+			t.Fatalf("%s: the validator says %v, metaCheckDraft6 %v", text, want, got)
+		}
+		if want, got := draft7.Validate(doc), metaCheckDraft7(doc); (want == nil) != (got == nil) {
+			t.Fatalf("%s: the validator says %v, metaCheckDraft7 %v", text, want, got)
 		}
 	})
 }

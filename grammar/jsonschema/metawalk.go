@@ -14,7 +14,7 @@ import (
 )
 
 // metaWalk is what the metaschema checks (metaCheck2020,
-// metaCheckDraft4) share: where the walk is (the keys from the
+// metaCheckDraft4, metaCheckDraft6 and metaCheckDraft7) share: where the walk is (the keys from the
 // document's root, for the error's pointer), whether an object's keys
 // are visited in order (for the same error every time), the check of one
 // schema, which the helpers call on subschemas, and the helpers that
