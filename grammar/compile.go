@@ -85,12 +85,22 @@ func Compile(g *Grammar) (*Prog, error) {
 // rule's body is compiled rather than copied (see copyInlined), and
 // copied counts the instructions copied.
 func compileProg(g *Grammar, copying bool) (p *Prog, copied int, err error) {
+	return compileProgSharing(g, copying, true)
+}
+
+// compileProgSharing is compileProg; with share false, a node is
+// compiled anew at each place even where it goes on as before (see
+// compiledNodes).
+func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, &Error{File: g.File, Msg: fmt.Sprintf("internal error compiling the grammar: %v", r)}
 		}
 	}()
 	c := &compiler{g: g, index: newRuleIndex(g.Rules), prog: &Prog{}, noCopies: !copying}
+	if !share {
+		c.nodeCode.off = 1
+	}
 	for i, r := range g.Rules {
 		if !c.index.add(r.Name, i) {
 			return nil, 0, c.errorf(r.Pos, nil, "rule %s is defined twice", r.Name)
@@ -254,6 +264,7 @@ type compiler struct {
 	noCopies     bool         // compile every copy (for tests)
 	copied       int          // instructions copied
 	callTo       []uint32     // by instruction: the last call going on at it, plus one (see call)
+	nodeCode     compiledNodes
 
 	// What scan learns besides refs: visits counts the nodes it walked;
 	// heights[i] is the height of rule i's tree.
@@ -614,7 +625,20 @@ func (c *compiler) compile(n *Node, next uint32) (uint32, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	return c.compileNode(n, next)
+	if len(n.Subs) < 2 || c.nodeCode.off > 0 {
+		return c.compileNode(n, next)
+	}
+	// A sequence or alternation met again to go on at the same place is
+	// the same code (see compiledNodes).
+	slot := c.nodeCode.slot(n, next)
+	if slot.node == n && slot.next == next {
+		return slot.at, nil
+	}
+	at, err := c.compileNode(n, next)
+	if err == nil {
+		*slot = compiledNode{n, next, at}
+	}
+	return at, err
 }
 
 // compileInlined emits the body of inlined rule i, continuing at next.
@@ -633,7 +657,9 @@ func (c *compiler) compileInlined(i int, next uint32) (uint32, error) {
 		return at, nil
 	}
 	m := c.mark()
+	c.nodeCode.off++
 	at, err := c.compile(c.g.Rules[i].Body, next)
+	c.nodeCode.off--
 	if err == nil {
 		c.keepCopy(i, next, at, m)
 		c.remember(key, at)
