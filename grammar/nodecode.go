@@ -1,7 +1,5 @@
 package grammar
 
-import "unsafe"
-
 // compiledNodes remembers the code of the sequences and alternations
 // compiled last, by node and by where each goes on: a front end shares
 // one node among many places (JSON Schema's compiler one "any character
@@ -11,9 +9,14 @@ import "unsafe"
 // once. Code does not change once compiled, so reusing it changes no
 // language.
 //
-// It is a small cache, not a map: a lookup is one slot, and an entry a
-// later one overwrites is compiled again, as without it. Code is shared
-// only within a program rule, since where a node goes on is always an
+// It is a small cache, not a map (a map made compiling slower than
+// sharing made it faster): a lookup is one slot, and an entry a later
+// one overwrites is compiled again, as without it. The slot is chosen
+// by the node's content near its top and by next, never by the node's
+// address: which entries overwrite which must not depend on where nodes
+// sit in memory, or one grammar would compile to different programs
+// from run to run (TestCompileDeterministic). Code is shared only
+// within a program rule, since where a node goes on is always an
 // instruction of the rule being compiled. It is off (off > 0) inside an
 // inlined rule's body, whose code copyInlined may copy instead of
 // compiling it: a copy must be what compiling would make.
@@ -34,6 +37,31 @@ const (
 
 // slot is where node n going on at next is remembered.
 func (x *compiledNodes) slot(n *Node, next uint32) *compiledNode {
-	h := (uint64(uintptr(unsafe.Pointer(n))) ^ uint64(next)*0x9e3779b97f4a7c15) * 0x9e3779b97f4a7c15
+	h := (fingerprint(n) ^ uint64(next)) * 0x9e3779b97f4a7c15
 	return &x.slots[h>>(64-compiledNodeBits)]
+}
+
+// fingerprint mixes n's kind and width with its leftmost leaf's kind
+// and first byte or range: enough to tell apart the nodes a front end
+// shares ("any character but these" differs in its class, deep on the
+// left), cheap to compute, and the same in every run.
+func fingerprint(n *Node) uint64 {
+	h := uint64(n.Op)<<40 | uint64(len(n.Subs))<<32
+	leaf := n
+	for k := 0; k < 4 && len(leaf.Subs) > 0; k++ {
+		leaf = leaf.Subs[0]
+		h ^= uint64(len(leaf.Subs)) << (8 * k)
+	}
+	h ^= uint64(leaf.Op) << 56
+	switch {
+	case len(leaf.Ranges) >= 2:
+		h ^= uint64(leaf.Ranges[0])<<20 ^ uint64(leaf.Ranges[len(leaf.Ranges)-2]) ^ uint64(len(leaf.Ranges))<<48
+	case len(leaf.Bytes) > 0:
+		h ^= uint64(leaf.Bytes[0])<<20 ^ uint64(leaf.Bytes[len(leaf.Bytes)-1]) ^ uint64(len(leaf.Bytes))<<48
+	case len(leaf.Runes) > 0:
+		h ^= uint64(leaf.Runes[0])<<20 ^ uint64(len(leaf.Runes))<<48
+	default:
+		h ^= uint64(len(leaf.Name)) << 48
+	}
+	return h
 }

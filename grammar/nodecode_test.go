@@ -100,3 +100,37 @@ func TestSharedNodesOnMaskBench(t *testing.T) {
 	assert.Less(t, once, twice*9/10, "shared code should make the programs at least a tenth smaller")
 	t.Logf("%d instances; %d instructions shared, %d not", instances, once, twice)
 }
+
+// TestCompileDeterministic compiles every eighth dev schema twice, each
+// time from a grammar parsed anew (its nodes elsewhere in memory): the
+// programs must be the same, which code is shared included.
+func TestCompileDeterministic(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
+	require.NoError(t, err)
+	compiled := 0
+	for k, f := range files {
+		if k%8 != 0 {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var mb struct{ Schema json.RawMessage }
+		require.NoError(t, json.Unmarshal(raw, &mb))
+		var first string
+		for range 2 {
+			g, err := jsonschema.Compile(mb.Schema, jsonschema.Options{})
+			if err != nil {
+				break
+			}
+			p, err := grammar.Compile(g)
+			require.NoError(t, err, f)
+			if first == "" {
+				first = p.String()
+				compiled++
+				continue
+			}
+			require.Equal(t, first, p.String(), "%s compiles to another program the second time", filepath.Base(f))
+		}
+	}
+	assert.Greater(t, compiled, 250)
+}
