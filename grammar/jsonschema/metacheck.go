@@ -256,27 +256,9 @@ func metaCheckDraft4Ordered(doc any, sorted bool) error {
 				case "dependencies":
 					return w.dependencies(x, stringArray)
 				case "enum":
-					a, ok := x.([]any)
-					if !ok {
-						return w.fail("expected array")
-					}
-					if len(a) == 0 {
-						return w.fail("minimum 1 items required")
-					}
-					return w.unique(a)
+					return w.enum(x)
 				case "type":
-					if a, ok := x.([]any); ok {
-						if len(a) == 0 {
-							return w.fail("minimum 1 items required")
-						}
-						for i, t := range a {
-							if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
-								return err
-							}
-						}
-						return w.unique(a)
-					}
-					return w.simpleType(x)
+					return w.types(x)
 				case "allOf", "anyOf", "oneOf":
 					return w.schemaArray(x)
 				case "not":
@@ -370,27 +352,9 @@ func metaCheckDraft6or7(doc any, sorted, seven bool) error {
 				case "additionalItems", "additionalProperties", "contains", "propertyNames", "not":
 					return w.check(x)
 				case "type":
-					if a, ok := x.([]any); ok {
-						if len(a) == 0 {
-							return w.fail("minimum 1 items required")
-						}
-						for i, t := range a {
-							if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
-								return err
-							}
-						}
-						return w.unique(a)
-					}
-					return w.simpleType(x)
+					return w.types(x)
 				case "enum":
-					a, err := w.array(x)
-					if err != nil {
-						return err
-					}
-					if len(a) == 0 {
-						return w.fail("minimum 1 items required")
-					}
-					return w.unique(a)
+					return w.enum(x)
 				case "multipleOf":
 					return w.multipleOf(x)
 				case "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum":

@@ -181,6 +181,36 @@ func (w *metaWalk) unique(a []any) error {
 	return nil
 }
 
+// types checks drafts 4 to 7's type: a type's name, or a non-empty
+// list of distinct ones.
+func (w *metaWalk) types(v any) error {
+	a, ok := v.([]any)
+	if !ok {
+		return w.simpleType(v)
+	}
+	if len(a) == 0 {
+		return w.fail("minimum 1 items required")
+	}
+	for i, t := range a {
+		if err := w.in(strconv.Itoa(i), func() error { return w.simpleType(t) }); err != nil {
+			return err
+		}
+	}
+	return w.unique(a)
+}
+
+// enum checks drafts 4 to 7's enum: a non-empty list of distinct values.
+func (w *metaWalk) enum(v any) error {
+	a, err := w.array(v)
+	if err != nil {
+		return err
+	}
+	if len(a) == 0 {
+		return w.fail("minimum 1 items required")
+	}
+	return w.unique(a)
+}
+
 // patternProperties checks an object of schemas whose keys are regular
 // expressions.
 func (w *metaWalk) patternProperties(v any) error {
