@@ -6,8 +6,10 @@ package grammar
 // but these" for every key trie node whose next characters are the
 // same), and where two of them go on at the same instruction (the rest
 // of the key, the trie's end) their code is the same and is emitted
-// once. Code does not change once compiled, so reusing it changes no
-// language.
+// once. Code does not change once compiled (the two kinds of
+// instruction patched later, a loop's split and a tail jump's entry, are
+// patched once, in place, the same for every way in), so reusing it
+// changes no language.
 //
 // It is a small cache, not a map (a map made compiling slower than
 // sharing made it faster): a lookup is one slot, and an entry a later
