@@ -55,6 +55,19 @@ func metaschemaCorpus(t *testing.T) []string {
 	return out
 }
 
+// checkCorpus calls check with every document of corpus, decoded, and
+// wants rejected to have counted over 1,000 of them refused: a corpus of
+// valid schemas only would let a check that refuses nothing pass.
+func checkCorpus(t *testing.T, corpus []string, check func(what string, doc any), rejected func() int) {
+	t.Helper()
+	for _, text := range corpus {
+		doc, err := decodeJSON([]byte(text))
+		require.NoError(t, err, text)
+		check(text, doc)
+	}
+	assert.Greater(t, rejected(), 1000, "the corpus must hold invalid schemas for the test to mean anything")
+}
+
 // TestFlatMetaschemaAgrees checks that draft 2020-12's metaschema in one
 // document accepts exactly what the original accepts: on every keyword
 // with values of every kind, on the official suite's draft 2020-12
@@ -79,12 +92,7 @@ func TestFlatMetaschemaAgrees(t *testing.T) {
 		}
 		assert.Equal(t, want == nil, got == nil, "%s: the original says %v, the flat one %v", what, want, got)
 	}
-	for _, text := range metaschemaCorpus(t) {
-		doc, err := decodeJSON([]byte(text))
-		require.NoError(t, err, text)
-		check(text, doc)
-	}
-	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	checkCorpus(t, metaschemaCorpus(t), check, func() int { return rejected })
 	// definitions and dependencies holding {"a": {"type": "x"}}, below
 	// properties, anyOf and not: the library's quirk, and nothing else.
 	assert.Equal(t, 2*3, quirks)
@@ -196,12 +204,7 @@ func TestMetaCheckAgrees(t *testing.T) {
 		}
 		assert.Equal(t, want == nil, got == nil, "%s: the validator says %v, metaCheck2020 %v", what, want, got)
 	}
-	for _, text := range metaschemaCorpus(t) {
-		doc, err := decodeJSON([]byte(text))
-		require.NoError(t, err, text)
-		check(text, doc)
-	}
-	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	checkCorpus(t, metaschemaCorpus(t), check, func() int { return rejected })
 	forSharedSchemas(t, check)
 }
 
@@ -258,12 +261,7 @@ func TestMetaCheckDraft4Agrees(t *testing.T) {
 				`{"properties": {"p": {"minimum": 0, `+string(k)+": "+v+"}}}")
 		}
 	}
-	for _, text := range corpus {
-		doc, err := decodeJSON([]byte(text))
-		require.NoError(t, err, text)
-		check(text, doc)
-	}
-	assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+	checkCorpus(t, corpus, check, func() int { return rejected })
 	forSharedSchemas(t, check)
 }
 
@@ -295,12 +293,7 @@ func TestMetaCheckDraft6And7Agree(t *testing.T) {
 			}
 			assert.Equal(t, want == nil, got == nil, "%s under %s: the validator says %v, reins %v", what, draft.url, want, got)
 		}
-		for _, text := range corpus {
-			doc, err := decodeJSON([]byte(text))
-			require.NoError(t, err, text)
-			check(text, doc)
-		}
-		assert.Greater(t, rejected, 1000, "the corpus must hold invalid schemas for the test to mean anything")
+		checkCorpus(t, corpus, check, func() int { return rejected })
 		forSharedSchemas(t, check)
 	}
 }
