@@ -97,7 +97,7 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 			p, err = nil, &Error{File: g.File, Msg: fmt.Sprintf("internal error compiling the grammar: %v", r)}
 		}
 	}()
-	c := &compiler{g: g, index: newRuleIndex(g.Rules), prog: &Prog{}, noCopies: !copying}
+	c := &compiler{g: g, index: newRuleIndex(len(g.Rules)), prog: &Prog{}, noCopies: !copying}
 	if !share {
 		c.nodeCode.off = 1
 	}

@@ -30,8 +30,9 @@ type ruleIndexSlot struct {
 	rule int
 }
 
-func newRuleIndex(rules []Rule) *ruleIndex {
-	return &ruleIndex{byName: make(map[string]int, len(rules))}
+// newRuleIndex makes an index for n rules.
+func newRuleIndex(n int) *ruleIndex {
+	return &ruleIndex{byName: make(map[string]int, n)}
 }
 
 // add records rule i's name, and reports false if a rule has it already.

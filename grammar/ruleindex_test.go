@@ -17,7 +17,7 @@ func TestRuleIndexFinds(t *testing.T) {
 	for i := range rules {
 		rules[i].Name = "r" + strconv.Itoa(i)
 	}
-	x := newRuleIndex(rules)
+	x := newRuleIndex(len(rules))
 	for i, r := range rules {
 		if !x.add(r.Name, i) {
 			t.Fatalf("add(%q) reports a duplicate", r.Name)

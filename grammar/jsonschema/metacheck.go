@@ -184,19 +184,10 @@ func metaCheckDraft4(doc any) error { return inOrderOnError(metaCheckDraft4Order
 func metaCheckDraft4Ordered(doc any, sorted bool) error {
 	w := &metaWalk{sorted: sorted}
 	stringArray := func(v any) error {
-		a, ok := v.([]any)
-		if !ok {
-			return w.fail("expected array")
-		}
-		if len(a) == 0 {
+		if a, ok := v.([]any); ok && len(a) == 0 {
 			return w.fail("minimum 1 items required")
 		}
-		for i, x := range a {
-			if err := w.in(strconv.Itoa(i), func() error { return w.str(x) }); err != nil {
-				return err
-			}
-		}
-		return w.unique(a)
+		return w.distinctStrings(v)
 	}
 	boolOrSchema := func(v any) error {
 		if _, ok := v.(bool); ok {
@@ -291,18 +282,6 @@ func metaCheckDraft6(doc any) error {
 
 func metaCheckDraft6or7(doc any, sorted, seven bool) error {
 	w := &metaWalk{sorted: sorted}
-	names := func(v any) error {
-		a, err := w.array(v)
-		if err != nil {
-			return err
-		}
-		for i, x := range a {
-			if err := w.in(strconv.Itoa(i), func() error { return w.str(x) }); err != nil {
-				return err
-			}
-		}
-		return w.unique(a)
-	}
 	w.check = func(v any) error {
 		if _, ok := v.(bool); ok {
 			return nil
@@ -367,9 +346,9 @@ func metaCheckDraft6or7(doc any, sorted, seven bool) error {
 				case "uniqueItems":
 					return w.boolean(x)
 				case "required":
-					return names(x)
+					return w.distinctStrings(x)
 				case "dependencies":
-					return w.dependencies(x, names)
+					return w.dependencies(x, w.distinctStrings)
 				}
 				return nil
 			})

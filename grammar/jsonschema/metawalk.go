@@ -199,6 +199,21 @@ func (w *metaWalk) types(v any) error {
 	return w.unique(a)
 }
 
+// distinctStrings checks a list of distinct strings (drafts 4 to 7's
+// required, and the lists of dependencies).
+func (w *metaWalk) distinctStrings(v any) error {
+	a, err := w.array(v)
+	if err != nil {
+		return err
+	}
+	for i, x := range a {
+		if err := w.in(strconv.Itoa(i), func() error { return w.str(x) }); err != nil {
+			return err
+		}
+	}
+	return w.unique(a)
+}
+
 // enum checks drafts 4 to 7's enum: a non-empty list of distinct values.
 func (w *metaWalk) enum(v any) error {
 	a, err := w.array(v)
