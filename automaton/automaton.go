@@ -24,8 +24,8 @@ type Automaton struct {
 	vocab     *vocab.Vocab
 	trie      *Trie
 	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
-	eogMask   []uint32
-	singles   [4]uint64 // the bytes that are a token by themselves
+	eog       []int      // the vocabulary's end-of-generation tokens
+	singles   [4]uint64  // the bytes that are a token by themselves
 
 	// masks caches, per parser state signature, the tokens accepted
 	// whatever lies below the state, and the few whose fate depends on
@@ -343,14 +343,11 @@ func (a *Automaton) CachedStates() int {
 // every grammar on v; build it once with NewTrie). A token terminal
 // that names no token of v is an error.
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
-	a := &Automaton{prog: prog, vocab: v, trie: t, eogMask: make([]uint32, MaskWords(v.Len())), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork}
+	a := &Automaton{prog: prog, vocab: v, trie: t, eog: v.EOG(), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork}
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts
 	a.singles = t.singles
-	for _, id := range v.EOG() {
-		a.eogMask[id/32] |= 1 << (id % 32)
-	}
 	for _, ts := range prog.TokenSets {
 		set := make([]uint32, MaskWords(v.Len()))
 		for _, ref := range ts.Tokens {
@@ -374,7 +371,10 @@ func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 		}
 		if ts.Negated {
 			for i := range set {
-				set[i] = ^set[i] &^ a.eogMask[i]
+				set[i] = ^set[i]
+			}
+			for _, id := range a.eog {
+				set[id/32] &^= 1 << (id % 32)
 			}
 			if tail := v.Len() % 32; tail != 0 {
 				set[len(set)-1] &= 1<<tail - 1

@@ -89,8 +89,8 @@ func (m *Matcher) FillMask(mask []uint32) error {
 		})
 	}
 	if m.p.CanEnd() {
-		for i, w := range m.a.eogMask {
-			mask[i] |= w
+		for _, id := range m.a.eog {
+			mask[id/32] |= 1 << (id % 32)
 		}
 	}
 	return nil
