@@ -156,7 +156,7 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 	if max == 0 || body.Op == grammar.OpEmpty {
 		body = nil
 	}
-	return l.wrap("[", "]", body, min == 0), nil
+	return c.wrap(l, "[", "]", body, min == 0), nil
 }
 
 // items compiles an item that satisfies all of xs (any value when xs is

@@ -412,6 +412,8 @@ type compiler struct {
 	// literalBytes counts the JSON text of the enum and const values
 	// compiled (MaxLiteralBytes).
 	literalBytes int
+	// anyNumber is numberNode's node, made once.
+	anyNumber *grammar.Node
 	// sharedRefs are the references shared returns, one per rule.
 	sharedRefs map[string]*grammar.Node
 	// layouts caches layout by depth (flexible and compact layouts do not
@@ -536,7 +538,7 @@ func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node 
 	if c.sharedRefs == nil {
 		c.sharedRefs = map[string]*grammar.Node{}
 	}
-	ref := grammar.Ref(name)
+	ref := c.nodes.ref(name)
 	c.sharedRefs[name] = ref
 	return ref
 }
@@ -660,13 +662,13 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 		return c.nodes.bytes(text), nil
 	}
 	if len(items) == 0 {
-		return l.wrap(open, close, nil, false), nil
+		return c.wrap(l, open, close, nil, false), nil
 	}
 	subs := []*grammar.Node{items[0]}
 	for _, n := range items[1:] {
 		subs = append(subs, l.comma, n)
 	}
-	return l.wrap(open, close, c.nodes.seq(subs...), false), nil
+	return c.wrap(l, open, close, c.nodes.seq(subs...), false), nil
 }
 
 // anyValue is any JSON value (at the current depth, when indenting).
@@ -676,7 +678,7 @@ func (c *compiler) anyValue() *grammar.Node {
 	}
 	key := "any" + c.level()
 	if name, ok := c.rules[key]; ok {
-		return grammar.Ref(name)
+		return c.nodes.ref(name)
 	}
 	name := "value" + c.level()
 	c.rules[key] = name
@@ -684,7 +686,7 @@ func (c *compiler) anyValue() *grammar.Node {
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name})
 	l := c.layout()
 	c.g.Rules[at].Body = c.valueBody(l, c.deeper(c.anyValue))
-	return grammar.Ref(name)
+	return c.nodes.ref(name)
 }
 
 // valueBody is any JSON value laid out by l whose members and items are
@@ -695,8 +697,8 @@ func (c *compiler) valueBody(l layout, v *grammar.Node) *grammar.Node {
 		items = BoundedItems - 1
 	}
 	member := c.nodes.seq(c.stringNode(0, -1), l.colon, v)
-	obj := l.wrap("{", "}", c.nodes.seq(member, c.nodes.repeat(c.nodes.seq(l.comma, member), 0, items)), true)
-	arr := l.wrap("[", "]", c.nodes.seq(v, c.nodes.repeat(c.nodes.seq(l.comma, v), 0, items)), true)
+	obj := c.wrap(l, "{", "}", c.nodes.seq(member, c.nodes.repeat(c.nodes.seq(l.comma, member), 0, items)), true)
+	arr := c.wrap(l, "[", "]", c.nodes.seq(v, c.nodes.repeat(c.nodes.seq(l.comma, v), 0, items)), true)
 	return c.nodes.alt(c.nodes.bytes("null"), c.nodes.bytes("true"), c.nodes.bytes("false"), c.numberNode(), c.stringNode(0, -1), obj, arr)
 }
 
@@ -713,6 +715,14 @@ func (c *compiler) boundedValue(depth int) *grammar.Node {
 }
 
 func (c *compiler) numberNode() *grammar.Node {
+	if c.anyNumber == nil {
+		c.anyNumber = c.buildNumberNode()
+	}
+	return c.anyNumber
+}
+
+// buildNumberNode makes numberNode's node.
+func (c *compiler) buildNumberNode() *grammar.Node {
 	more, expDigits := -1, -1
 	if c.opts.Bounded {
 		more, expDigits = BoundedDigits-1, 2

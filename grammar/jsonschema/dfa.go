@@ -740,7 +740,7 @@ func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *gramm
 		c.setRulePtr(base+q, ptr)
 		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "r" + strconv.Itoa(base+q)})
 	}
-	ref := func(q int32) *grammar.Node { return grammar.Ref("r" + strconv.Itoa(base+int(q))) }
+	ref := func(q int32) *grammar.Node { return c.nodes.ref(c.g.Rules[base+int(q)].Name) }
 	for q, es := range d.edges {
 		var alts []*grammar.Node
 		if d.label[q] != 0 {

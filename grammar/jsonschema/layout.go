@@ -54,17 +54,18 @@ func (c *compiler) buildLayout() layout {
 	return layout{open: ws, comma: c.nodes.seq(ws, c.nodes.bytes(","), ws), colon: c.nodes.seq(ws, c.nodes.bytes(":"), ws), close: ws, empty: ws}
 }
 
-// wrap is an object or array: open and close around items (nil when
-// there are none), which may be left out (an empty one) when optional.
-func (l layout) wrap(open, close string, items *grammar.Node, optional bool) *grammar.Node {
+// wrap is an object or array in layout l: open and close around items
+// (nil when there are none), which may be left out (an empty one) when
+// optional.
+func (c *compiler) wrap(l layout, open, close string, items *grammar.Node, optional bool) *grammar.Node {
 	if items == nil {
-		return grammar.Seq(lit(open), l.empty, lit(close))
+		return c.nodes.seq(c.nodes.bytes(open), l.empty, c.nodes.bytes(close))
 	}
-	inside := grammar.Seq(l.open, items, l.close)
+	inside := c.nodes.seq(l.open, items, l.close)
 	if optional {
-		inside = grammar.Alt(inside, l.empty)
+		inside = c.nodes.alt(inside, l.empty)
 	}
-	return grammar.Seq(lit(open), inside, lit(close))
+	return c.nodes.seq(c.nodes.bytes(open), inside, c.nodes.bytes(close))
 }
 
 // nested compiles f one level deeper: a member's value or an item.

@@ -57,7 +57,7 @@ func (c *compiler) conj(xs ...*Schema) (*grammar.Node, error) {
 	}
 	key := conjKey(n.Schemas) + c.level()
 	if name, ok := c.rules[key]; ok {
-		return grammar.Ref(name), nil
+		return c.nodes.ref(name), nil
 	}
 	name := fmt.Sprintf("ref%d", len(c.rules))
 	c.rules[key] = name
@@ -70,7 +70,7 @@ func (c *compiler) conj(xs ...*Schema) (*grammar.Node, error) {
 		return nil, err
 	}
 	c.g.Rules[at].Body = body
-	return grammar.Ref(name), nil
+	return c.nodes.ref(name), nil
 }
 
 // node compiles a Node.

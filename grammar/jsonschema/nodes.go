@@ -83,6 +83,13 @@ func (s *nodeSlab) repeat(sub *grammar.Node, min, max int) *grammar.Node {
 	return s.node(grammar.Node{Op: grammar.OpRepeat, Subs: s.list([]*grammar.Node{sub}), Min: min, Max: max})
 }
 
+// ref is grammar.Ref made in the slab. Pass the rule's own name, the
+// string in its grammar.Rule: grammar.Compile then finds the rule by the
+// string's storage, without hashing it.
+func (s *nodeSlab) ref(name string) *grammar.Node {
+	return s.node(grammar.Node{Op: grammar.OpRef, Name: name})
+}
+
 // bytes is a literal of the bytes of str (OpBytes), made in the slab.
 func (s *nodeSlab) bytes(str string) *grammar.Node {
 	if len(str) > slabChunk/4 {
