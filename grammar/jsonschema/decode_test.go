@@ -103,9 +103,15 @@ var decodeCases = []string{
 	"\"\xff\xfe a\"", "\"caf\xc3\xa9\"", "\"\xc3\"", `{"\u0041": 1, "A": 2}`,
 	`{"properties": {"b": {}, "a": {"properties": {"z": 1, "y": 2}}}, "x": {"enum": [{"q": 1, "p": {"s": 2, "r": 3}}]}, "c": {"a": {"d": 1, "c": 2}}}`,
 	`{"const": {"b": [{"y": 1, "x": 2}], "a": 1}, "a~b/c": {"properties": {"2": 1, "1": 2}}}`,
+	// Keywords and type names, which decode without making a string,
+	// and their near misses, which make one.
+	`{"type": "string", "enum": ["object", "array", "null", "number", "integer", "boolean", "booleans", "arra", "", "type"]}`,
+	`{"$ref": "#", "$defs": {"required": ["type"]}, "description": "d", "title": "t", "types": 1, "typ": 2, "": 3}`,
+	`["\u0073tring", "strin\u0067", "boolean", "str\"ing", "nul\u006c"]`, `{"\u0074ype": "obj\u0065ct"}`,
 	// Not JSON.
 	``, ` `, `{`, `}`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{a: 1}`, `01`, `1.`, `.5`, `+1`, `1e`, `-`, `tru`, `nul`, `[1 2]`,
 	`{} {}`, `{}0`, `"a`, "\"\x01\"", `"\x"`, `"\u12"`, `"\u12g4"`, `[` + strings.Repeat(" ", 3),
+	`"boolean`, `["string`, `{"type`, `{"type"`, "\"str\x01ing\"",
 }
 
 func TestDecodeSchemaAgrees(t *testing.T) {
