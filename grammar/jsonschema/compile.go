@@ -120,8 +120,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // isEmpty reports whether err is a schema no value satisfies.
 func isEmpty(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Empty
+	e, ok := errors.AsType[*Error](err) // no allocation, unlike errors.As: compiling asks this of every subschema
+	return ok && e.Empty
 }
 
 func (e *Error) Error() string {

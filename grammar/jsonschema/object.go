@@ -682,17 +682,15 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		}
 	}
 	sep := l.comma
-	// after[set][k]: what may follow once the tracked members in set, and
-	// k members in all (at least one), were written, to the end of the
-	// object's inside. Rules are named first, bodies filled after.
-	after := make([][]*grammar.Node, full+1)
-	at := make([][]int, full+1)
-	for set := range full + 1 {
-		after[set], at[set] = make([]*grammar.Node, counts), make([]int, counts)
-		for k := range counts {
-			at[set][k] = len(c.g.Rules)
-			after[set][k] = c.rule(c.nodes.alt())
-		}
+	// after[set*counts+k]: what may follow once the tracked members in
+	// set, and k members in all (at least one), were written, to the end
+	// of the object's inside, rule at[set*counts+k]. Rules are named
+	// first, bodies filled after.
+	after := make([]*grammar.Node, int(full+1)*counts)
+	at := make([]int, len(after))
+	for i := range after {
+		at[i] = len(c.g.Rules)
+		after[i] = c.rule(c.nodes.alt())
 	}
 	// The members not tracked (and additional ones) lead back to the same
 	// set: one shared rule of them all.
@@ -709,9 +707,11 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	if len(free) > 0 {
 		anyFree = c.memberRule(c.nodes.alt(free...), ptr, states)
 	}
-	// next is what may come after a separator (or the opening) in set,
-	// with k members written.
-	next := func(set uint, k int) []*grammar.Node {
+	// next is the alternation of what may come after a separator (or the
+	// opening) in set, with k members written, or nil. Its branches are
+	// gathered in one buffer, which the slab copies.
+	var branches []*grammar.Node
+	next := func(set uint, k int) *grammar.Node {
 		nk := k + 1
 		if o.maxProps >= 0 {
 			if k >= o.maxProps {
@@ -720,37 +720,42 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 		} else {
 			nk = 0
 		}
-		var alts []*grammar.Node
+		branches = branches[:0]
 		for m := range idx {
 			if bit[m] != 0 && set&bit[m] == 0 {
-				alts = append(alts, c.nodes.seq(memberRule[m], after[set|bit[m]][nk]))
+				branches = append(branches, c.nodes.seq(memberRule[m], after[int(set|bit[m])*counts+nk]))
 			}
 		}
 		if anyFree != nil {
-			alts = append(alts, c.nodes.seq(anyFree, after[set][nk]))
+			branches = append(branches, c.nodes.seq(anyFree, after[int(set)*counts+nk]))
 		}
-		return alts
+		if len(branches) == 0 {
+			return nil
+		}
+		return c.nodes.alt(branches...)
 	}
 	for set := range full + 1 {
 		for k := range counts {
-			var alts []*grammar.Node
-			if n := next(set, k); len(n) > 0 {
-				alts = append(alts, c.nodes.seq(sep, c.nodes.alt(n...)))
+			var body [2]*grammar.Node
+			alts := body[:0]
+			if n := next(set, k); n != nil {
+				alts = append(alts, c.nodes.seq(sep, n))
 			}
 			if canEnd(set) {
 				alts = append(alts, l.close)
 			}
-			c.g.Rules[at[set][k]].Body = c.nodes.alt(alts...)
+			c.g.Rules[at[int(set)*counts+k]].Body = c.nodes.alt(alts...)
 		}
 	}
-	var first []*grammar.Node
-	if n := next(0, 0); len(n) > 0 {
-		first = append(first, c.nodes.seq(l.open, c.nodes.alt(n...)))
+	var first [2]*grammar.Node
+	alts := first[:0]
+	if n := next(0, 0); n != nil {
+		alts = append(alts, c.nodes.seq(l.open, n))
 	}
 	if canEnd(0) && !o.nonEmpty {
-		first = append(first, l.empty)
+		alts = append(alts, l.empty)
 	}
-	return c.nodes.seq(c.nodes.bytes("{"), c.nodes.alt(first...), c.nodes.bytes("}")), nil
+	return c.nodes.seq(c.nodes.bytes("{"), c.nodes.alt(alts...), c.nodes.bytes("}")), nil
 }
 
 // nameSet finds a name's place in an object's list of property names: a
@@ -884,7 +889,7 @@ func (c *compiler) ruleAt(n *grammar.Node, ptr string) *grammar.Node {
 	name := "r" + strconv.Itoa(len(c.g.Rules))
 	c.setRulePtr(len(c.g.Rules), ptr)
 	c.g.Rules = append(c.g.Rules, grammar.Rule{Name: name, Body: n})
-	return grammar.Ref(name)
+	return c.nodes.ref(name)
 }
 
 // memberRule is ruleAt for what an object's states take next, marked
