@@ -63,7 +63,7 @@ func metaCheckOrdered(doc any, sorted bool) error {
 		if !ok {
 			return w.fail("expected object or boolean")
 		}
-		for k := range w.keys(m) {
+		for _, k := range w.keys(m) {
 			x := m[k]
 			err := w.in(k, func() error {
 				switch k {
@@ -85,7 +85,7 @@ func metaCheckOrdered(doc any, sorted bool) error {
 					if err != nil {
 						return err
 					}
-					for u := range w.keys(vm) {
+					for _, u := range w.keys(vm) {
 						b := vm[u]
 						if !santhosh.Formats["uri"](u) {
 							return w.fail("%q is not valid uri", u)
@@ -150,7 +150,7 @@ func metaCheckOrdered(doc any, sorted bool) error {
 					if err != nil {
 						return err
 					}
-					for d := range w.keys(dm) {
+					for _, d := range w.keys(dm) {
 						if err := w.in(d, func() error { return names(dm[d]) }); err != nil {
 							return err
 						}
@@ -210,7 +210,7 @@ func metaCheckDraft4Ordered(doc any, sorted bool) error {
 				return w.fail("exclusiveMinimum without minimum")
 			}
 		}
-		for k := range w.keys(m) {
+		for _, k := range w.keys(m) {
 			x := m[k]
 			err := w.in(k, func() error {
 				switch k {
@@ -290,7 +290,7 @@ func metaCheckDraft6or7(doc any, sorted, seven bool) error {
 		if !ok {
 			return w.fail("expected object or boolean")
 		}
-		for k := range w.keys(m) {
+		for _, k := range w.keys(m) {
 			x := m[k]
 			err := w.in(k, func() error {
 				switch k {

@@ -3,8 +3,6 @@ package jsonschema
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
-	"maps"
 	"math/big"
 	"regexp"
 	"slices"
@@ -23,6 +21,9 @@ type metaWalk struct {
 	path   []string
 	sorted bool
 	check  func(v any) error
+	// keyBuf holds, one after another, the keys of every object the walk
+	// has listed (see keys).
+	keyBuf []string
 }
 
 // fail is an *Error at the walk's place: the pointer of the object and
@@ -43,12 +44,20 @@ func (w *metaWalk) in(seg string, f func() error) error {
 	return err
 }
 
-// keys are m's keys, in order when the walk is sorted.
-func (w *metaWalk) keys(m map[string]any) iter.Seq[string] {
-	if w.sorted {
-		return slices.Values(slices.Sorted(maps.Keys(m)))
+// keys are m's keys, in order when the walk is sorted. They are listed
+// in the walk's buffer, which only grows, so that a nested walk's keys
+// go after them: an iterator over the map, or a slice per object, cost
+// an allocation per object of the schema.
+func (w *metaWalk) keys(m map[string]any) []string {
+	start := len(w.keyBuf)
+	for k := range m {
+		w.keyBuf = append(w.keyBuf, k)
 	}
-	return maps.Keys(m)
+	ks := w.keyBuf[start:len(w.keyBuf):len(w.keyBuf)]
+	if w.sorted {
+		slices.Sort(ks)
+	}
+	return ks
 }
 
 func asString(v any) (string, bool) { s, ok := v.(string); return s, ok }
@@ -124,7 +133,7 @@ func (w *metaWalk) schemaMap(v any) error {
 	if err != nil {
 		return err
 	}
-	for k := range w.keys(m) {
+	for _, k := range w.keys(m) {
 		if err := w.in(k, func() error { return w.check(m[k]) }); err != nil {
 			return err
 		}
@@ -233,7 +242,7 @@ func (w *metaWalk) patternProperties(v any) error {
 	if err != nil {
 		return err
 	}
-	for p := range w.keys(m) {
+	for _, p := range w.keys(m) {
 		if !santhosh.Formats["regex"](p) {
 			return w.fail("%q is not valid regex%s", p, regexReason(p))
 		}
@@ -260,7 +269,7 @@ func (w *metaWalk) dependencies(v any, names func(any) error) error {
 	if err != nil {
 		return err
 	}
-	for d := range w.keys(m) {
+	for _, d := range w.keys(m) {
 		x := m[d]
 		err := w.in(d, func() error {
 			if w.check(x) == nil || names(x) == nil {
