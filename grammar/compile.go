@@ -118,10 +118,13 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 	c.repeats = make([]bool, len(g.Rules))
 	c.refs.at = make([]int, len(g.Rules)+1)
 	// About nine references a rule in MaskBench's median grammars: sized
-	// for ten rather than grown by append from nothing.
-	c.refs.to = make([]int, 0, 10*len(g.Rules))
-	c.refs.tail = make([]bool, 0, 10*len(g.Rules))
-	c.refs.level = make([]int, 0, 10*len(g.Rules))
+	// for ten rather than grown by append from nothing, up to 65,536 (a
+	// grammar of many empty rules would otherwise reserve ten entries for
+	// each); larger ones grow.
+	refCap := min(10*len(g.Rules), 1<<16)
+	c.refs.to = make([]int, 0, refCap)
+	c.refs.tail = make([]bool, 0, refCap)
+	c.refs.level = make([]int, 0, refCap)
 	for i := range g.Rules {
 		c.refs.at[i] = len(c.refs.to)
 		size, productive, err := c.scan(i)
