@@ -471,6 +471,13 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 		if w.seen == 0 {
 			return errors.New("the server returned no tokens and did not say it had finished")
 		}
+		// Tokens with no text (control tokens shown as "") are seen but
+		// not kept: answers of nothing else would be asked for forever.
+		if len(br.text) > br.reach {
+			br.reach, br.stalls = len(br.text), 0
+		} else if br.stalls++; br.stalls >= maxStalls {
+			return fmt.Errorf("the server's answers took the output no further than %d bytes %d times in a row: their tokens had no text", br.reach, br.stalls)
+		}
 		return nil
 	}
 	if len(br.need) == 0 && br.con.CanEnd() && !r.canGoOn(br) {
@@ -557,15 +564,45 @@ func checkToken(t Token) error {
 	if math.IsNaN(t.Logprob) || t.Logprob > 1e-6 {
 		return fmt.Errorf("the server's token %q has log-probability %v", t.Token, t.Logprob)
 	}
-	for _, a := range t.TopLogprobs {
+	own := false // t is among its alternatives, with its own log-probability
+	for i, a := range t.TopLogprobs {
 		if a.Token != string(a.Bytes) {
 			return fmt.Errorf("the server's alternative %q does not match its bytes %v", a.Token, []byte(a.Bytes))
 		}
 		if math.IsNaN(a.Logprob) || a.Logprob > 1e-6 {
 			return fmt.Errorf("the server's alternative %q has log-probability %v", a.Token, a.Logprob)
 		}
+		// Two tokens may spell the same bytes (a byte token beside a
+		// piece), but one token listed twice would be counted twice.
+		for _, b := range t.TopLogprobs[:i] {
+			if b.ID == a.ID && string(b.Bytes) == string(a.Bytes) && (a.ID >= 0 || b.Logprob == a.Logprob) {
+				return fmt.Errorf("the server lists the alternative %q to %q twice", a.Token, t.Token)
+			}
+		}
+		if sameToken(a, t) {
+			own = own || closeLogprobs(a.Logprob, t.Logprob)
+		}
+	}
+	if !own {
+		for _, a := range t.TopLogprobs {
+			if sameToken(a, t) {
+				return fmt.Errorf("the server's token %q has log-probability %v, but %v among its alternatives", t.Token, t.Logprob, a.Logprob)
+			}
+		}
 	}
 	return nil
+}
+
+// sameToken reports whether alternative a may be token t: the same
+// bytes, and the same ID where the server gives both.
+func sameToken(a TopLogprob, t Token) bool {
+	return string(a.Bytes) == string(t.Bytes) && (a.ID < 0 || t.ID < 0 || a.ID == t.ID)
+}
+
+// closeLogprobs reports whether two log-probabilities a server gives of
+// one token agree, up to how it rounds them.
+func closeLogprobs(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-3+1e-3*math.Abs(b)
 }
 
 // fits reports whether b may come next: it agrees with what healing

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -353,4 +354,67 @@ func TestBanRefused(t *testing.T) {
 	require.Len(t, s.reqs, 2)
 	assert.Equal(t, map[int]float64{1: -100, 2: -100}, s.reqs[1].Bias)
 	assert.Equal(t, 1, s.reqs[1].MaxTokens)
+}
+
+// TestEmptyTokensStall: a server whose answers hold only tokens with no
+// text (control tokens shown as "") takes an unconstrained output
+// nowhere; the loop gives up after a few answers instead of asking
+// forever.
+func TestEmptyTokensStall(t *testing.T) {
+	s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		return answer(decode.FinishLength, decode.Token{ID: -1, Logprob: -0.1})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // fail, not hang
+	defer cancel()
+	_, err := decode.Complete(ctx, s, "Once", decode.Options{MaxTokens: 4})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no further than 0 bytes")
+	assert.Contains(t, err.Error(), "no text")
+	assert.LessOrEqual(t, len(s.reqs), 8)
+
+	// Empty tokens between others are harmless.
+	n := 0
+	s = newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		n++
+		if n%2 == 1 {
+			return answer(decode.FinishLength, decode.Token{ID: -1, Logprob: -0.1})
+		}
+		return answer(decode.FinishLength, tk("a"))
+	})
+	out, err := decode.Complete(context.Background(), s, "Once", decode.Options{MaxTokens: 3})
+	require.NoError(t, err)
+	assert.Equal(t, "aaa", out.Text)
+}
+
+// TestAlternativesChecked: a token whose log-probability disagrees with
+// its own entry among the alternatives, or an alternative listed twice,
+// is the server's error, not a distribution to renormalise (it made
+// constrained log-probabilities above 0 and counted one token twice).
+func TestAlternativesChecked(t *testing.T) {
+	disagree := tk("a", "b")
+	disagree.TopLogprobs[0].Logprob = -5
+	twice := tk("a", "a")
+	twice.TopLogprobs[1].Logprob = -0.5
+	byteAndPiece := tk("a", "a") // two tokens that spell the same: allowed
+	for name, c := range map[string]struct {
+		tok  decode.Token
+		want string
+	}{
+		"disagree":     {disagree, `token "a" has log-probability -0.5, but -5 among its alternatives`},
+		"twice":        {twice, `lists the alternative "a" to "a" twice`},
+		"byteAndPiece": {byteAndPiece, ""},
+	} {
+		s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+			return answer(decode.FinishStop, c.tok)
+		})
+		out, err := generate(t, s, `a|b`, decode.Options{TopLogprobs: 2})
+		if c.want == "" {
+			require.NoError(t, err, name)
+			require.Len(t, out.Tokens, 1, name)
+			assert.LessOrEqual(t, out.Tokens[0].Constrained.Logprob, 0.0, name)
+			continue
+		}
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), c.want, name)
+	}
 }
