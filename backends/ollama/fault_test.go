@@ -186,7 +186,7 @@ func TestTimeout(t *testing.T) {
 	})
 	_, err = continue1(backend(t, s.URL, ollama.Options{IdleTimeout: 100 * time.Millisecond, Retries: -1}), context.Background())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "nothing from the server for 100ms")
+	assert.Contains(t, err.Error(), "no answer or line of it from the server within 100ms")
 }
 
 // TestCancel: cancelling the context returns within 100 ms, whether the

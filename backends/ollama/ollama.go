@@ -263,9 +263,17 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		if a.Message != nil {
 			text = a.Message.Content
 		}
+		// Bounded before any is converted (each takes many times its
+		// JSON's size in memory).
+		if len(a.Logprobs) > req.MaxTokens {
+			return false, fmt.Errorf("the server returned more than the %d tokens asked for", req.MaxTokens)
+		}
 		toks := make([]decode.Token, len(a.Logprobs))
 		blind := make([]bool, len(a.Logprobs))
 		for i, l := range a.Logprobs {
+			if len(l.TopLogprobs) > MaxTopLogprobs {
+				return false, fmt.Errorf("the server returned %d alternatives to token %q, more than Ollama's %d", len(l.TopLogprobs), l.Token, MaxTopLogprobs)
+			}
 			t, bl, err := remote.Resolve(l.raw())
 			if err != nil {
 				return false, fmt.Errorf("%w", err)

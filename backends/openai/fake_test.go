@@ -338,6 +338,11 @@ func TestOpenAIFaults(t *testing.T) {
 		{"no choices", `{"choices": []}`, "no choices"},
 		{"error object", `{"error": {"message": "context length exceeded"}}`, "context length exceeded"},
 		{"text differs", strings.Replace(chat([]string{" up"}, "length"), `"content":" up"`, `"content":" down"`, 1), "do not spell"},
+		{"another choice", strings.Replace(chat([]string{" up"}, "length"), `"index":0`, `"index":1`, 1), "choice 1 of 1"},
+		{"two choices", strings.Replace(chat([]string{" up"}, "length"), `"choices":[`, `"choices":[{"index":1,"message":{"content":""}},`, 1), "choice 0 of 2"},
+		{"more tokens than asked", chat([]string{" up", " up"}, "length"), "2 tokens, more than the 1 asked for"},
+		{"alternatives without end", strings.Replace(chat([]string{" up"}, "length"), `"top_logprobs":[`, `"top_logprobs":[`+strings.Repeat(`{"token":"x","logprob":-9,"bytes":[120]},`, 30), 1), "more than the 21 it may"},
+		{"below any model", strings.Replace(chat([]string{" up"}, "length"), `"logprob":-0.1`, `"logprob":-1.7e308`, 1), "which no model gives"},
 	} {
 		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) { fmt.Fprint(w, c.body) })
 		resp, err := backend(t, s.URL, openai.Options{Chat: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
@@ -398,4 +403,67 @@ func TestOptions(t *testing.T) {
 	p, err := openai.ParsePrefill("vllm")
 	require.NoError(t, err)
 	assert.Equal(t, openai.PrefillVLLM, p)
+}
+
+// TestEchoSpellsText: placed by text_offset (tokens that do not spell
+// the prompt and text), the tokens scored must still spell the text up to
+// accents; an answer about other words is refused, and one far longer
+// than an echo of the request can be is refused before it is decoded.
+func TestEchoSpellsText(t *testing.T) {
+	echo := func(tokens []string, lps []any, offs []int, text string) string {
+		lp := map[string]any{"tokens": tokens, "token_logprobs": lps, "text_offset": offs}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": text, "logprobs": lp, "finish_reason": "length"}}})
+		return string(b)
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"other words", echo([]string{"Lily", " was", " very", " sad"}, []any{nil, -1.0, -2.0, -0.01}, []int{0, 4, 8, 13}, "Lily was very sad"), `scores the tokens " sad", which do not spell the text " happy"`},
+		{"too many tokens", `{"choices":[{"logprobs":{"content":[` + strings.Repeat(`{},`, 40000) + `{}]}}]}`, "40001 tokens, more than the 23"},
+		{"too long", `{"choices":[{"text":"` + strings.Repeat("x", 3<<20) + `"}]}`, "longer than"},
+	} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) { fmt.Fprint(w, c.body) })
+		_, err := reins.New(backend(t, s.URL, openai.Options{Echo: true})).Score(context.Background(), " happy", reins.ScoreOptions{Context: "Lily was very"})
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+	// Accents a server drops still spell the text.
+	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		fmt.Fprint(w, echo([]string{"Le", " caf", "e"}, []any{nil, -1.0, -2.0}, []int{0, 2, 6}, "Le cafe"))
+	})
+	res, err := reins.New(backend(t, s.URL, openai.Options{Echo: true})).Score(context.Background(), "é", reins.ScoreOptions{Context: "Le caf"})
+	require.NoError(t, err)
+	require.Len(t, res.Tokens, 1)
+	assert.Equal(t, "e", res.Tokens[0].Token)
+}
+
+// TestNoRedirect: a redirect is not followed (the request, its API key
+// with it, goes only to the URL given); the error says where the server
+// points. A Retry-After past MaxBackoff, however large, fails at once.
+func TestNoRedirect(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+		elsewhere.Add(1)
+		fmt.Fprint(w, chat([]string{" up"}, "length"))
+	})
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+			http.Redirect(w, r, other.URL+"/chat/completions", code)
+		})
+		_, err := backend(t, s.URL, openai.Options{Chat: true, APIKey: "sk-secret"}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
+		require.Error(t, err, code)
+		assert.Contains(t, err.Error(), "redirects to \""+other.URL, code)
+	}
+	assert.Zero(t, elsewhere.Load(), "nothing reached the other server")
+
+	for _, after := range []string{"1e7", "99999999999999999999"} {
+		var calls atomic.Int32
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+			calls.Add(1)
+			w.Header().Set("Retry-After", after)
+			w.WriteHeader(http.StatusTooManyRequests)
+		})
+		_, err := backend(t, s.URL, openai.Options{Chat: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
+		require.Error(t, err, after)
+		assert.Contains(t, err.Error(), "not retried: it asks for a wait of", after)
+		assert.Equal(t, int32(1), calls.Load(), after)
+	}
 }

@@ -29,7 +29,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/reins-go/reins/backends/internal/remote"
 	"github.com/reins-go/reins/decode"
@@ -344,8 +347,23 @@ func rawToken(text string, bs []int, lp *float64) remote.RawToken {
 }
 
 // tokens turns one choice's logprobs into tokens; blind marks those
-// whose bytes the text must tell.
-func (l *logprobs) tokens() ([]decode.Token, []bool, error) {
+// whose bytes the text must tell. An answer of more than maxToks tokens,
+// or of more than maxAlts alternatives to one, is refused before any is
+// converted (each takes many times its JSON's size in memory).
+func (l *logprobs) tokens(maxToks, maxAlts int) ([]decode.Token, []bool, error) {
+	if n := max(len(l.Content), len(l.Tokens)); n > maxToks {
+		return nil, nil, fmt.Errorf("the server returned %d tokens, more than the %d asked for", n, maxToks)
+	}
+	for i, e := range l.Content {
+		if len(e.TopLogprobs) > maxAlts {
+			return nil, nil, fmt.Errorf("the server returned %d alternatives to token %d, more than the %d it may (Options.TopLogprobs and the token)", len(e.TopLogprobs), i, maxAlts)
+		}
+	}
+	for i, m := range l.TopLogprobs {
+		if len(m) > maxAlts {
+			return nil, nil, fmt.Errorf("the server returned %d alternatives to token %d, more than the %d it may (Options.TopLogprobs and the token)", len(m), i, maxAlts)
+		}
+	}
 	var raws []remote.RawToken
 	if len(l.Content) > 0 {
 		for _, e := range l.Content {
@@ -424,6 +442,9 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 			}
 			return false, errors.New("the answer has no choices")
 		}
+		if err := oneChoice(&a); err != nil {
+			return false, err
+		}
 		ch := a.Choices[0]
 		var text string
 		switch {
@@ -440,7 +461,7 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		var toks []decode.Token
 		var blind []bool
 		if !ch.Logprobs.empty() {
-			if toks, blind, err = ch.Logprobs.tokens(); err != nil {
+			if toks, blind, err = ch.Logprobs.tokens(req.MaxTokens, b.maxAlternatives()); err != nil {
 				return false, fmt.Errorf("%w", err)
 			}
 			if req.TopLogprobs > 0 {
@@ -503,6 +524,21 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 	return resp, nil
 }
 
+// oneChoice checks that an answer holds the one choice asked for (n is
+// never sent: the server's default, 1), choice 0: another's text would
+// be taken for it.
+func oneChoice(a *answer) error {
+	if len(a.Choices) > 1 || a.Choices[0].Index != 0 {
+		return fmt.Errorf("the answer holds choice %d of %d; reins asks for one, choice 0", a.Choices[len(a.Choices)-1].Index, len(a.Choices))
+	}
+	return nil
+}
+
+// maxAlternatives is how many alternatives a token may come with: as
+// many as the server returns (Options.TopLogprobs), and the chosen token
+// that some (vLLM) add to them.
+func (b *Backend) maxAlternatives() int { return b.opts.TopLogprobs + 1 }
+
 // hadTop reports whether the server sent alternatives for token i (all
 // of which may have been left out as blind).
 func hadTop(l *logprobs, i int) bool {
@@ -547,8 +583,12 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	}
 	body["model"], body["prompt"], body["echo"] = b.opts.Model, prompt+text, true
 	body["max_tokens"], body["temperature"], body["logprobs"] = 1, 0, max(1, topN)
+	// Echoed, each token spells at least a byte of prompt+text, and then
+	// comes the one generated: its entries are at most a few KB each.
+	whole := prompt + text
+	maxToks, maxAlts := len(whole)+echoSpare, b.maxAlternatives()
 	var a answer
-	if err := b.c.PostJSON(ctx, "/completions", body, &a); err != nil {
+	if err := b.c.PostJSON(ctx, "/completions", body, &a, int64(64<<10+4<<10*maxToks*(maxAlts+1))); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -556,6 +596,9 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	}
 	if len(a.Choices) == 0 || a.Choices[0].Logprobs.empty() {
 		return nil, errors.New("openai: the echo answer has no logprobs: the server may not echo them")
+	}
+	if err := oneChoice(&a); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	l := a.Choices[0].Logprobs
 	if len(l.TextOffset) != len(l.Tokens) {
@@ -567,7 +610,7 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	if len(first) > 0 && first[0] == nil {
 		first[0] = &zero
 	}
-	toks, _, err := l.tokens()
+	toks, _, err := l.tokens(maxToks, maxAlts)
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
@@ -575,13 +618,13 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	// spell the prompt and text (exact, whatever unit the server counts
 	// text_offset in), else text_offset in characters, as OpenAI and
 	// vLLM count it.
-	whole := prompt + text
 	offs, start, end := l.TextOffset, utf8.RuneCountInString(prompt), utf8.RuneCountInString(whole)
 	var spelled []byte
 	for _, t := range toks {
 		spelled = append(spelled, t.Bytes...)
 	}
-	if bytes.HasPrefix(spelled, []byte(whole)) {
+	spells := bytes.HasPrefix(spelled, []byte(whole))
+	if spells {
 		offs, start, end = make([]int, len(toks)), len(prompt), len(whole)
 		at := 0
 		for i, t := range toks {
@@ -611,8 +654,36 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	if len(res.Tokens) == 0 {
 		return nil, errors.New("openai: the echo answer has no tokens of the text")
 	}
+	if !spells {
+		// Placed by text_offset: the tokens scored must still spell the
+		// text (ending it, from a token that may straddle its start), up
+		// to how a server may normalise it (compatibility forms, accents).
+		var scored []byte
+		for _, t := range res.Tokens {
+			scored = append(scored, t.Bytes...)
+		}
+		if f := fold(string(scored)); !strings.HasSuffix(fold(whole), f) || len(f) < len(fold(text)) {
+			return nil, fmt.Errorf("openai: the echo answer scores the tokens %q, which do not spell the text %q", clip(scored), clip([]byte(text)))
+		}
+	}
 	res.Mean = res.Sum / float64(len(res.Tokens))
 	return res, nil
+}
+
+// echoSpare is how many tokens an echo answer may hold beyond one per
+// byte of its prompt: the generated one, and tokens that spell nothing
+// (a beginning-of-text token).
+const echoSpare = 4
+
+// fold is s in Unicode's compatibility decomposition without its
+// combining marks: "é" and "ﬁ" as "e" and "fi".
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Mn, r) {
+			return -1
+		}
+		return r
+	}, norm.NFKD.String(s))
 }
 
 func clip(b []byte) string {

@@ -47,7 +47,10 @@ type Options struct {
 	// extra headers).
 	Header http.Header
 	// HTTPClient, when set, sends the requests; its Timeout should be 0
-	// (Timeout and IdleTimeout bound each attempt).
+	// (Timeout and IdleTimeout bound each attempt). The default client
+	// follows no redirect: a request's body and headers (an API key) go
+	// only to the URL given, and a 3xx answer is an error that says
+	// where the server points.
 	HTTPClient *http.Client
 	// Timeout bounds one attempt, answer included (DefaultTimeout).
 	Timeout time.Duration
@@ -135,7 +138,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{opts: opts, http: opts.HTTPClient}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	for _, s := range opts.URLs {
 		u, err := url.Parse(strings.TrimRight(s, "/"))
@@ -189,6 +192,11 @@ type Line func(line []byte) (more bool, err error)
 // another turn, up to Options.Retries times; one after is returned,
 // wrapping ErrStreamCut. An answer that is not 2xx is a *StatusError.
 func (c *Client) Post(ctx context.Context, path string, body any, each Line) error {
+	return c.post(ctx, path, body, c.opts.MaxResponseBytes, each)
+}
+
+// post is Post with the answer bounded by limit bytes.
+func (c *Client) post(ctx context.Context, path string, body any, limit int64, each Line) error {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode request: %w", err)
@@ -196,7 +204,7 @@ func (c *Client) Post(ctx context.Context, path string, body any, each Line) err
 	var last error
 	for attempt := 0; ; attempt++ {
 		e := c.pick(ctx)
-		taken, wait, err := c.attempt(ctx, e, path, data, each)
+		taken, wait, err := c.attempt(ctx, e, path, data, limit, each)
 		if err == nil {
 			e.up()
 			return nil
@@ -231,10 +239,17 @@ func (c *Client) Post(ctx context.Context, path string, body any, each Line) err
 	return fmt.Errorf("%w (after %d attempts)", last, c.opts.Retries+1)
 }
 
-// PostJSON sends body and decodes the whole answer into out.
-func (c *Client) PostJSON(ctx context.Context, path string, body, out any) error {
+// PostJSON sends body and decodes the whole answer into out. The
+// answer is bounded by limit bytes where that is less than
+// Options.MaxResponseBytes (0: no bound of its own): a caller that knows
+// how long a true answer can be keeps a server's from growing into many
+// times its size in memory as it is decoded.
+func (c *Client) PostJSON(ctx context.Context, path string, body, out any, limit int64) error {
+	if limit <= 0 || limit > c.opts.MaxResponseBytes {
+		limit = c.opts.MaxResponseBytes
+	}
 	var buf []byte
-	err := c.Post(ctx, path, body, func(line []byte) (bool, error) {
+	err := c.post(ctx, path, body, limit, func(line []byte) (bool, error) {
 		buf = append(buf, line...)
 		buf = append(buf, '\n')
 		return true, nil
@@ -255,7 +270,7 @@ func (c *Client) backoff(attempt int) time.Duration {
 }
 
 // attempt sends one request; taken says whether a line reached each.
-func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []byte, each Line) (taken bool, wait time.Duration, err error) {
+func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []byte, limit int64, each Line) (taken bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	u := e.base.JoinPath(path).String()
@@ -280,9 +295,12 @@ func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []b
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		se := &StatusError{URL: u, StatusCode: resp.StatusCode, Message: errorMessage(msg), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode <= 399 && loc != "" {
+			se.Message = fmt.Sprintf("the server redirects to %q, which reins does not follow: give that URL", loc[:min(len(loc), 500)])
+		}
 		return false, se.RetryAfter, se
 	}
-	body := io.LimitReader(resp.Body, c.opts.MaxResponseBytes+1)
+	body := io.LimitReader(resp.Body, limit+1)
 	r := bufio.NewReaderSize(body, 64<<10)
 	var read int64
 	var line []byte
@@ -291,8 +309,8 @@ func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []b
 		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
 		read += int64(len(chunk))
-		if read > c.opts.MaxResponseBytes {
-			return taken, 0, fmt.Errorf("%s: the answer is longer than %d bytes", u, c.opts.MaxResponseBytes)
+		if read > limit {
+			return taken, 0, fmt.Errorf("%s: the answer is longer than %d bytes", u, limit)
 		}
 		if err == bufio.ErrBufferFull {
 			if len(line) > c.opts.MaxLineBytes {
@@ -335,7 +353,7 @@ func (c *Client) timeout(ctx context.Context, u string, err error) error {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return fmt.Errorf("%s: no answer within %v: %w", u, c.opts.Timeout, context.DeadlineExceeded)
 		}
-		return fmt.Errorf("%s: nothing from the server for %v: %w", u, c.opts.IdleTimeout, context.DeadlineExceeded)
+		return fmt.Errorf("%s: no answer or line of it from the server within %v: %w", u, c.opts.IdleTimeout, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("%s: %w", u, err)
 }
@@ -371,8 +389,12 @@ func retryAfter(h string) time.Duration {
 	if h == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(h, 64); err == nil && s >= 0 && s < 1e6 {
-		return time.Duration(s * float64(time.Second))
+	if s, err := strconv.ParseFloat(h, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if s >= 0 { // NaN and negative waits are no wait asked for
+			// Up to about 31 years, which time.Duration holds.
+			return time.Duration(min(s, 1e9) * float64(time.Second))
+		}
+		return 0
 	}
 	if t, err := http.ParseTime(h); err == nil {
 		return max(0, time.Until(t))

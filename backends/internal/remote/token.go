@@ -72,9 +72,17 @@ func Resolve(t RawToken) (tok decode.Token, blind bool, err error) {
 	return tok, blind, nil
 }
 
+// minLogprob is below any log-probability a model gives (float32's
+// smallest probability is e^-104, float64's e^-745; OpenAI writes
+// -9999 for less): lower ones, summed, could overflow to -Inf.
+const minLogprob = -1e5
+
 func checkLogprob(text string, lp float64) error {
 	if math.IsNaN(lp) || lp > 1e-4 {
 		return fmt.Errorf("the server's token %q has log-probability %v", text, lp)
+	}
+	if lp < minLogprob {
+		return fmt.Errorf("the server's token %q has log-probability %v, below %v, which no model gives", text, lp, float64(minLogprob))
 	}
 	return nil
 }
