@@ -37,6 +37,10 @@ type Automaton struct {
 	// step listed as one before is found without sorting its signature.
 	listed      map[string]*stateMask
 	listedBytes int // the listings' bytes, at most maxListedBytes
+	maskBytes   int // about what masks holds, at most maxMaskBytes
+	// maskBound and dfaBound are maxMaskBytes and maxDFABytes, less in
+	// tests; resets counts the times either cache was emptied.
+	maskBound, dfaBound, resets int
 	// tokenCosts prices the ways to finish in tokens, built on first use
 	// (see budget.go).
 	costsOnce  sync.Once
@@ -83,6 +87,19 @@ const (
 	maxContexts = 1 << 20
 )
 
+// maxMaskBytes bounds the memory of an Automaton's cached state masks,
+// and maxDFABytes its local view's (earley.LocalDFA): past either, that
+// cache is emptied and fills again. Grammars whose parse counts (text a
+// fixed number of characters after some other, ".*a.{250}") reach a new
+// state at nearly every token, each with its own mask and a LocalDFA
+// grown by a walk of the whole vocabulary: without the bounds one such
+// constraint took gigabytes in a few hundred tokens. Over MaskBench's
+// dev set no automaton's masks passed 8 MB, nor its local view 32 MB.
+const (
+	maxMaskBytes = 32 << 20
+	maxDFABytes  = 64 << 20
+)
+
 // stateMask is what a parser state allows, as far as it can be known
 // from the state alone: the tokens accepted in any context, kept as the
 // smaller of a list and a bitset (XGrammar's choice), and those left to
@@ -122,12 +139,12 @@ func (e *stateMask) fill(mask []uint32) {
 // reaches the next member's name), and a bitset that many states share
 // is more likely to be in cache when a mask copies it: MaskBench's
 // median mask is about a tenth faster.
-func (a *Automaton) sharedBits(bits []uint32) []uint32 {
+func (a *Automaton) sharedBits(bits []uint32) (shared []uint32, copied bool) {
 	h := bitsHash(bits)
 	same := a.bitsets[h]
 	for _, b := range same {
 		if slices.Equal(b, bits) {
-			return b
+			return b, false
 		}
 	}
 	bits = slices.Clone(bits)
@@ -137,7 +154,7 @@ func (a *Automaton) sharedBits(bits []uint32) []uint32 {
 		}
 		a.bitsets[h] = append(same, bits)
 	}
-	return bits
+	return bits, true
 }
 
 // maxSameHash bounds how many bitsets sharedBits keeps under one hash,
@@ -215,6 +232,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
 		return e
 	}
 	e = &stateMask{}
+	a.boundDFA()
 	s0 := a.dfa.Start(p)
 	walk := a.trie
 	refused := 0 // a length of plain text that s0 refuses some of; 0 unknown
@@ -245,6 +263,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
 	w := &a.walk
 	w.t, w.acc, w.cd = walk, w.acc[:0], w.cd[:0]
 	w.run(s0)
+	size := 0 // the bytes the entry adds to the cache
 	if len(w.acc) < denseAt {
 		e.toks = slices.Clone(w.acc)
 	} else {
@@ -254,18 +273,45 @@ func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
 			bits[t/32] |= 1 << (t % 32)
 		}
 		a.bitsBuf = bits
-		e.bits, e.base = a.sharedBits(bits), nil
+		var copied bool
+		e.bits, copied = a.sharedBits(bits)
+		e.base = nil
+		if copied {
+			size += 4 * len(e.bits)
+		}
 	}
 	if len(w.cd) > 0 {
 		e.cd = &subtrees{t: walk, roots: slices.Clone(w.cd)}
 	}
+	size += len(key) + 4*len(e.toks) + 64
+	if e.cd != nil {
+		size += 4 * len(e.cd.roots)
+	}
 	a.mu.Lock()
+	if a.maskBytes+size > a.maskBound {
+		// Start again: the states to come will fill it.
+		a.masks, a.listed, a.listedBytes, a.maskBytes = nil, nil, 0, 0
+		a.resets++
+		a.bitsets = nil // under build, which this goroutine holds
+	}
 	if a.masks == nil {
 		a.masks = map[string]*stateMask{}
 	}
 	a.masks[strings.Clone(key)] = e
+	a.maskBytes += size
 	a.mu.Unlock()
 	return e
+}
+
+// boundDFA empties the local view and the walk memo keyed by its states
+// once the view holds more than dfaBound. It is called under build,
+// before a walk takes any state of the view: none is held across it.
+func (a *Automaton) boundDFA() {
+	if a.dfa.Bytes() > a.dfaBound {
+		a.dfa.Reset()
+		a.memo = walkMemo{}
+		a.resets++
+	}
 }
 
 // walkContextDependent calls allow for each token of cd that the parse
@@ -281,6 +327,7 @@ func (a *Automaton) walkContextDependent(cd *subtrees, p *earley.Parser, allow f
 		return
 	}
 	defer a.build.Unlock()
+	a.boundDFA()
 	t := cd.t
 	w := &a.walk
 	var path []byte // the path to the previous root, whose parser state...
@@ -343,7 +390,8 @@ func (a *Automaton) CachedStates() int {
 // every grammar on v; build it once with NewTrie). A token terminal
 // that names no token of v is an error.
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
-	a := &Automaton{prog: prog, vocab: v, trie: t, eog: v.EOG(), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork}
+	a := &Automaton{prog: prog, vocab: v, trie: t, eog: v.EOG(), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork,
+		maskBound: maxMaskBytes, dfaBound: maxDFABytes}
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts

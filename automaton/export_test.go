@@ -34,7 +34,7 @@ func (m *Matcher) StateBits() []uint32 {
 }
 
 // SharedBits is sharedBits, for tests of its bound.
-func (a *Automaton) SharedBits(bits []uint32) []uint32 { return a.sharedBits(bits) }
+func (a *Automaton) SharedBits(bits []uint32) []uint32 { b, _ := a.sharedBits(bits); return b }
 
 // ListedBytes returns the bytes of the automaton's listings and of its
 // context table's.
@@ -47,3 +47,9 @@ const MaxListedBytes = maxListedBytes
 
 // SetMaskWork sets the bound of a mask's parsing work (MaskWork).
 func (a *Automaton) SetMaskWork(n int64) { a.maskWork = n }
+
+// SetCacheBounds sets the bounds of the state mask cache and of the
+// local view (maxMaskBytes, maxDFABytes); CacheResets counts the times
+// either was emptied.
+func (a *Automaton) SetCacheBounds(masks, dfa int) { a.maskBound, a.dfaBound = masks, dfa }
+func (a *Automaton) CacheResets() int              { return a.resets }

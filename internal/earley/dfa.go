@@ -2,6 +2,7 @@ package earley
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/reins-go/reins/grammar"
 )
@@ -186,6 +187,22 @@ func (d *LocalDFA) absorbSuccessors(s int32, seq uint8) (succ []uint64, ok bool)
 // computed at the first Start, so that binding a grammar stays cheap.
 func NewLocalDFA(p *grammar.Prog) *LocalDFA {
 	return &LocalDFA{prog: p, preds: NewPredictions(p)}
+}
+
+// Bytes estimates the memory d holds: its states, their items and
+// transitions, its index and Absorbs' caches. It grows as d is used, by
+// as much as a vocabulary's trie walk from a new start where the parse
+// counts (text that must come a fixed number of characters after
+// another, say): a caller that lives long resets d past a bound.
+func (d *LocalDFA) Bytes() int {
+	return len(d.states)*int(unsafe.Sizeof(dfaState{})) + len(d.items)*int(unsafe.Sizeof(dfaItem{})) +
+		len(d.index)*4 + len(d.trans)*transChunk*d.nclass*4 + len(d.absorbPool)*8 + len(d.absorbSucc)*24
+}
+
+// Reset forgets every state (their ids are no longer valid), keeping the
+// program's byte classes and predictions, which Parsers may share.
+func (d *LocalDFA) Reset() {
+	*d = LocalDFA{prog: d.prog, preds: d.preds, class: d.class, first: d.first, nclass: d.nclass}
 }
 
 // initClasses splits the byte values into the classes no byte

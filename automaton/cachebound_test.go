@@ -1,0 +1,47 @@
+package automaton_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/automaton"
+)
+
+// TestCacheBounds: a parse that counts (".*a.{30}": which of the last
+// 31 characters were an a) reaches a new state at nearly every token,
+// and the caches of state masks and of the local view grow with each.
+// Bounded far below what the walk needs, they are emptied again and
+// again, and every mask stays what an automaton with room for all of
+// them gives.
+func TestCacheBounds(t *testing.T) {
+	v := llama3Vocab(t)
+	trie := automaton.NewTrie(v)
+	const re = `.*a.{30}`
+	bounded := regexAutomaton(t, v, trie, re)
+	bounded.SetCacheBounds(64<<10, 1<<20)
+	roomy := regexAutomaton(t, v, trie, re)
+	r := rand.New(rand.NewPCG(3, 4))
+	got := make([]uint32, automaton.MaskWords(v.Len()))
+	want := make([]uint32, len(got))
+	m, ref := bounded.NewMatcher(), roomy.NewMatcher()
+	for step := range 40 {
+		require.NoError(t, m.FillMask(got))
+		require.NoError(t, ref.FillMask(want))
+		require.True(t, slices.Equal(want, got), "step %d: the bounded automaton's mask differs", step)
+		var ok []int
+		for tok := range v.Len() {
+			if allowed(want, tok) && !v.IsEOG(tok) && len(v.Bytes(tok)) > 0 {
+				ok = append(ok, tok)
+			}
+		}
+		require.NotEmpty(t, ok)
+		tok := ok[r.IntN(len(ok))]
+		require.NoError(t, m.Advance(tok))
+		require.NoError(t, ref.Advance(tok))
+	}
+	require.Greater(t, bounded.CacheResets(), 4, "the bounds were reached")
+	require.Zero(t, roomy.CacheResets())
+}
