@@ -109,8 +109,10 @@ func (s *sampler) Sample(lp []float32) (int, error) {
 			if math.IsInf(float64(lp[id]), 1) {
 				p = 1
 			}
+		} else if d := float64(lp[id] - best); d == 0 {
+			p = 1 // the best, also where invT overflows to +Inf (T below 1/MaxFloat64), where 0·Inf is NaN
 		} else {
-			p = expNonPositive(float64(lp[id]-best) * invT)
+			p = expNonPositive(d * invT)
 		}
 		s.probs = append(s.probs, p)
 		total += p

@@ -110,3 +110,16 @@ func TestSamplerDegenerateInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerTinyTemperature: a temperature so small that 1/T overflows
+// (below about 5.6e-309) is greedy, as the limit is, with and without
+// the filters; it drew other tokens (0·Inf is NaN) or found none.
+func TestSamplerTinyTemperature(t *testing.T) {
+	lp := logprobsOf(0.1, 0.6, 0.3)
+	for _, o := range []SamplingOptions{
+		{Temperature: 1e-320}, {Temperature: 5e-324, TopP: 0.5}, {Temperature: 1e-310, MinP: 0.5}, {Temperature: 1e-320, TopK: 2},
+	} {
+		f := frequencies(t, o, lp, 200)
+		assert.Equal(t, []float64{0, 1, 0}, f, "%+v", o)
+	}
+}
