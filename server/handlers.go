@@ -248,16 +248,16 @@ func expand(t *job, prompts []string, counts []int, n int, chat bool) []*job {
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if ae := s.readBody(w, r, &req); ae != nil {
+		writeError(w, ae)
+		return
+	}
 	if ae := s.admit(); ae != nil {
 		writeError(w, ae)
 		return
 	}
 	defer s.done()
-	var req chatRequest
-	if ae := decodeBody(r, s.lim.MaxBodyBytes, &req, s.cfg.Strict, w); ae != nil {
-		writeError(w, ae)
-		return
-	}
 	prompt, ae := s.chatPrompt(&req)
 	if ae != nil {
 		writeError(w, ae)
@@ -614,16 +614,16 @@ func newLegacy() *legacy {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	var req completionRequest
+	if ae := s.readBody(w, r, &req); ae != nil {
+		writeError(w, ae)
+		return
+	}
 	if ae := s.admit(); ae != nil {
 		writeError(w, ae)
 		return
 	}
 	defer s.done()
-	var req completionRequest
-	if ae := decodeBody(r, s.lim.MaxBodyBytes, &req, s.cfg.Strict, w); ae != nil {
-		writeError(w, ae)
-		return
-	}
 	switch {
 	case req.Suffix != nil && *req.Suffix != "":
 		writeError(w, badRequest("suffix", "not supported"))

@@ -209,6 +209,7 @@ type Server struct {
 	log     *slog.Logger
 
 	inflight atomic.Int64 // requests admitted and not finished
+	reading  atomic.Int64 // request bodies being read (see readBody)
 	waiting  atomic.Int64 // choices waiting for a slot
 	cache    *constraintCache
 	metrics  *metrics
@@ -383,6 +384,28 @@ func (s *Server) admit() *apiError {
 }
 
 func (s *Server) done() { s.inflight.Add(-1) }
+
+// readBody decodes the request's JSON body into v before the request is
+// admitted: a client that sends its body slowly, or never, holds no
+// place among the requests decoding and waiting (ten clients that sent
+// half a body kept every other out for the read timeout). Bodies being
+// read are bounded apart, at maxReading(), which bounds their memory.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	if n := s.reading.Add(1); n > s.maxReading() {
+		s.reading.Add(-1)
+		s.metrics.rejected.Inc()
+		return &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", retryAfter: 1,
+			Message: fmt.Sprintf("the server is reading %d request bodies; retry later", n-1)}
+	}
+	defer s.reading.Add(-1)
+	return decodeBody(r, s.lim.MaxBodyBytes, v, s.cfg.Strict, w)
+}
+
+// maxReading is how many request bodies may be read at once: four
+// times the requests the server admits, and at least 64.
+func (s *Server) maxReading() int64 {
+	return max(64, 4*int64(s.cfg.Parallel+s.cfg.QueueSize))
+}
 
 // acquire waits for a free slot.
 func (s *Server) acquire(ctx context.Context) (*view, error) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -626,6 +627,70 @@ func TestTopLogprobsPastOpenAIs(t *testing.T) {
 	for i, e := range content {
 		if n := len(e.(map[string]any)["top_logprobs"].([]any)); n != 50 {
 			t.Errorf("token %d: %d alternatives, want 50", i, n)
+		}
+	}
+}
+
+// TestSlowBodiesHoldNoPlace: clients that send half a body and stop are
+// not counted among the requests admitted (ten of them kept every other
+// request out with 429 for the read timeout); a body that does not
+// arrive within the read timeout is a 408.
+func TestSlowBodiesHoldNoPlace(t *testing.T) {
+	s, err := New(Config{Backend: fixture.New().NewBackend(), Parallel: 1, QueueSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ReadTimeout = 2 * time.Second
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	var conns []net.Conn
+	for range 6 {
+		c, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		fmt.Fprint(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	}
+	time.Sleep(100 * time.Millisecond) // the handlers are reading
+	if code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "Once", "max_tokens": 1}`); code != http.StatusOK {
+		t.Errorf("a whole request beside six half-sent bodies: %d %v", code, out)
+	}
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), "did not arrive within the server's read timeout") {
+			t.Errorf("a half-sent body: %d %s", resp.StatusCode, body)
+		}
+		c.Close()
+	}
+}
+
+// TestTypeErrorsNameJSON: a field of the wrong type is named with the
+// JSON it wants, not a Go type ("server.chatMessage", "float64").
+func TestTypeErrorsNameJSON(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	for body, want := range map[string]string{
+		`{"messages": ["hi"]}`:                       "want a JSON object, got JSON string",
+		`{"prompt": "x", "temperature": "hot"}`:      "want a number, got JSON string",
+		`{"prompt": "x", "logit_bias": [1]}`:         "want a JSON object, got JSON array",
+		`{"prompt": "x", "max_tokens": 1.5}`:         "want an integer, got JSON number",
+		`{"prompt": "x", "echo": "yes"}`:             "want true or false, got JSON string",
+		`{"messages": [{"role": 1, "content": ""}]}`: "want a JSON string, got JSON number",
+	} {
+		path := "/v1/completions"
+		if strings.Contains(body, "messages") {
+			path = "/v1/chat/completions"
+		}
+		code, out := post(t, ts.URL+path, body)
+		msg, _ := out["error"].(map[string]any)["message"].(string)
+		if code != http.StatusBadRequest || !strings.Contains(msg, want) {
+			t.Errorf("%s: %d %q, want 400 %q", body, code, msg, want)
 		}
 	}
 }
