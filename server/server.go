@@ -207,6 +207,9 @@ type Server struct {
 	keyHash [32]byte
 	created int64
 	log     *slog.Logger
+	// longestToken is the most bytes a token of the vocabulary spells: a
+	// prompt of n bytes is at least n/longestToken tokens.
+	longestToken int
 
 	inflight atomic.Int64 // requests admitted and not finished
 	reading  atomic.Int64 // request bodies being read (see readBody)
@@ -254,6 +257,12 @@ func New(cfg Config) (*Server, error) {
 		s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
 	}
 	s.trie = automaton.NewTrie(cfg.Backend.Vocab())
+	for id := range cfg.Backend.Vocab().Len() {
+		s.longestToken = max(s.longestToken, len(cfg.Backend.Vocab().Bytes(id)))
+	}
+	for m := range s.markers { // a chat marker is one token
+		s.longestToken = max(s.longestToken, len(m))
+	}
 	s.cache = newConstraintCache(64)
 	s.metrics = newMetrics(s)
 	s.bt = newBatcher(cfg.Backend, cfg.BatchWait)

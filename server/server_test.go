@@ -694,3 +694,23 @@ func TestTypeErrorsNameJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPromptRefusedUntokenized: a prompt longer in bytes than the
+// context could hold in the longest tokens is refused before it is
+// tokenized, with context_length_exceeded.
+func TestLongPromptRefusedUntokenized(t *testing.T) {
+	s, ts, b := newTest(t, Config{})
+	long := strings.Repeat("a", b.ContextSize()*s.longestToken)
+	body, _ := json.Marshal(map[string]any{"prompt": long, "max_tokens": 1})
+	code, out := post(t, ts.URL+"/v1/completions", string(body))
+	e, _ := out["error"].(map[string]any)
+	if msg, _ := e["message"].(string); code != http.StatusBadRequest || e["code"] != "context_length_exceeded" || !strings.Contains(msg, "bytes, at least") {
+		t.Errorf("%d %v", code, out)
+	}
+	// One token's bytes shorter, it is tokenized and counted.
+	body, _ = json.Marshal(map[string]any{"prompt": long[:len(long)-s.longestToken], "max_tokens": 1})
+	_, out = post(t, ts.URL+"/v1/completions", string(body))
+	if e, ok := out["error"].(map[string]any); ok && strings.Contains(e["message"].(string), "bytes, at least") {
+		t.Errorf("refused untokenized: %v", out)
+	}
+}
