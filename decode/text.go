@@ -387,7 +387,11 @@ func (r *textRun) roundTrip(ctx context.Context, br *textBranch) (err error) {
 		}
 	}
 	if !utf8.Valid(br.text) {
-		return fmt.Errorf("the output holds invalid UTF-8 at byte %d, which a server's JSON API cannot carry", invalidAt(br.text))
+		msg := fmt.Sprintf("the output holds invalid UTF-8 at byte %d, which a server's JSON API cannot carry, and no answer finished the character", invalidAt(br.text))
+		if br.con != nil {
+			msg += r.refusalNote(br) + "; expected " + br.con.Expected()
+		}
+		return errors.New(msg)
 	}
 	left := r.opts.MaxTokens - len(br.gen)
 	want := left
@@ -1158,14 +1162,20 @@ func (br *textBranch) finishWith(reason string) {
 // further.
 func (r *textRun) stalled(br *textBranch) error {
 	msg := fmt.Sprintf("the server's answers took the output no further than %d bytes %d times in a row", br.reach, br.stalls)
-	if l := br.last; l != nil {
-		alts := l.alts
-		if len(alts) > 8 {
-			alts = append(alts[:8:8], "...")
-		}
-		msg += fmt.Sprintf("; at byte %d it offered %q (alternatives %q), none of which the constraint allows, and nothing was forced", l.at, l.token, alts)
+	return fmt.Errorf("%s%s; expected %s", msg, r.refusalNote(br), br.con.Expected())
+}
+
+// refusalNote says what the server offered at the last refusal, if any.
+func (r *textRun) refusalNote(br *textBranch) string {
+	l := br.last
+	if l == nil {
+		return ""
 	}
-	return fmt.Errorf("%s; expected %s", msg, br.con.Expected())
+	alts := l.alts
+	if len(alts) > 8 {
+		alts = append(alts[:8:8], "...")
+	}
+	return fmt.Sprintf("; at byte %d it offered %q (alternatives %q), none of which the constraint allows, and nothing was forced", l.at, l.token, alts)
 }
 
 func (r *textRun) completions() []*Completion {

@@ -418,3 +418,21 @@ func TestAlternativesChecked(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want, name)
 	}
 }
+
+// TestHalfCharacterDeadEnd: an output left on half a character that no
+// answer finishes fails with where it stands and what was expected.
+func TestHalfCharacterDeadEnd(t *testing.T) {
+	half := tk("Z")
+	half.TopLogprobs = append(half.TopLogprobs, decode.TopLogprob{ID: -1, Token: "\xc3", Bytes: decode.Bytes("\xc3"), Logprob: -1})
+	s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
+		if req.Output == "" {
+			return answer(decode.FinishLength, tk("x"), half)
+		}
+		return answer(decode.FinishLength, tk("Q"))
+	})
+	_, err := generate(t, s, `x[a-zéè]+y`, decode.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid UTF-8 at byte 1")
+	assert.Contains(t, err.Error(), `offered "Q"`)
+	assert.Contains(t, err.Error(), `expected \xa8-\xa9`)
+}

@@ -169,12 +169,12 @@ type message struct {
 
 // answer is one line of an answer (or the whole of it).
 type answer struct {
-	Response   string    `json:"response"`
-	Message    *message  `json:"message"`
-	Done       bool      `json:"done"`
-	DoneReason string    `json:"done_reason"`
-	Logprobs   []logprob `json:"logprobs"`
-	Error      string    `json:"error"`
+	Response   string          `json:"response"`
+	Message    *message        `json:"message"`
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason"`
+	Logprobs   []logprob       `json:"logprobs"`
+	Error      json.RawMessage `json:"error"` // a string, or OpenAI's {"message": ...} from a proxy
 }
 
 type logprob struct {
@@ -256,8 +256,8 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		if err := json.Unmarshal(data, &a); err != nil {
 			return false, fmt.Errorf("the server's answer is not JSON: %w (%q)", err, clip(data))
 		}
-		if a.Error != "" {
-			return false, fmt.Errorf("the server reports an error: %s", a.Error)
+		if len(a.Error) > 0 && string(a.Error) != "null" && string(a.Error) != `""` {
+			return false, fmt.Errorf("the server reports an error: %s", remote.ErrorMessage(data))
 		}
 		text := a.Response
 		if a.Message != nil {

@@ -294,7 +294,7 @@ func (c *Client) attempt(ctx context.Context, e *endpoint, path string, data []b
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		se := &StatusError{URL: u, StatusCode: resp.StatusCode, Message: errorMessage(msg), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		se := &StatusError{URL: u, StatusCode: resp.StatusCode, Message: ErrorMessage(msg), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 		if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode <= 399 && loc != "" {
 			se.Message = fmt.Sprintf("the server redirects to %q, which reins does not follow: give that URL", loc[:min(len(loc), 500)])
 		}
@@ -358,9 +358,9 @@ func (c *Client) timeout(ctx context.Context, u string, err error) error {
 	return fmt.Errorf("%s: %w", u, err)
 }
 
-// errorMessage takes the message out of an error body: OpenAI's
+// ErrorMessage takes the message out of an error body: OpenAI's
 // {"error": {"message": ...}}, Ollama's {"error": "..."}, or the text.
-func errorMessage(b []byte) string {
+func ErrorMessage(b []byte) string {
 	var v struct {
 		Error json.RawMessage `json:"error"`
 	}
