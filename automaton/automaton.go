@@ -26,6 +26,9 @@ type Automaton struct {
 	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
 	eog       []int      // the vocabulary's end-of-generation tokens
 	singles   [4]uint64  // the bytes that are a token by themselves
+	// preds are the local view's (dfa's) predictions, which every
+	// Matcher's parser shares: read without build, unlike dfa.
+	preds *earley.Predictions
 
 	// masks caches, per parser state signature, the tokens accepted
 	// whatever lies below the state, and the few whose fate depends on
@@ -392,6 +395,7 @@ func (a *Automaton) CachedStates() int {
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eog: v.EOG(), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork,
 		maskBound: maxMaskBytes, dfaBound: maxDFABytes}
+	a.preds = a.dfa.Predictions()
 	a.walk = dfaWalk{d: a.dfa, v: v, memo: &a.memo}
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts
@@ -439,7 +443,7 @@ func (a *Automaton) Vocab() *vocab.Vocab { return a.vocab }
 // NewMatcher returns a matcher at the start of the grammar.
 func (a *Automaton) NewMatcher() *Matcher {
 	m := &Matcher{a: a, p: earley.NewParser(a.prog)}
-	m.p.SetPredictions(a.dfa.Predictions())
+	m.p.SetPredictions(a.preds)
 	m.allow = func(tok int32) {
 		m.mask[tok/32] |= 1 << (tok % 32)
 		m.allowed = append(m.allowed, tok)

@@ -3,6 +3,7 @@ package automaton_test
 import (
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,4 +45,36 @@ func TestCacheBounds(t *testing.T) {
 	}
 	require.Greater(t, bounded.CacheResets(), 4, "the bounds were reached")
 	require.Zero(t, roomy.CacheResets())
+}
+
+// TestCacheBoundsConcurrent: with bounds so small that the caches are
+// emptied at nearly every new state, matchers on several goroutines
+// sharing one automaton walk exactly as each does alone on a fresh one,
+// over the shared grammars and a sample of MaskBench's schemas (run with
+// -race: a reset happens under build while others read the caches and
+// make matchers).
+func TestCacheBoundsConcurrent(t *testing.T) {
+	v := llama3Vocab(t)
+	trie := automaton.NewTrie(v)
+	const n = 3
+	resets := 0
+	for _, wg := range walkGrammars(t, 3200) {
+		a, err := automaton.New(wg.prog, v, trie)
+		require.NoError(t, err)
+		a.SetCacheBounds(1<<10, 1<<10)
+		var done sync.WaitGroup
+		got := make([][][]uint32, n)
+		for i := range n {
+			done.Go(func() { got[i] = shortcutWalks(t, v, a, wg, uint64(i), 3, 25, nil) })
+		}
+		done.Wait()
+		resets += a.CacheResets()
+		for i := range n {
+			alone, err := automaton.New(wg.prog, v, trie)
+			require.NoError(t, err)
+			want := shortcutWalks(t, v, alone, wg, uint64(i), 3, 25, nil)
+			require.True(t, slices.EqualFunc(want, got[i], slices.Equal), "%s: goroutine %d's walk differs from a walk alone", wg.name, i)
+		}
+	}
+	require.Greater(t, resets, 100, "the bounds were reached")
 }

@@ -200,7 +200,9 @@ func (d *LocalDFA) Bytes() int {
 }
 
 // Reset forgets every state (their ids are no longer valid), keeping the
-// program's byte classes and predictions, which Parsers may share.
+// program's byte classes and predictions. Parsers may share the
+// predictions, but read them through their own pointer
+// (Parser.SetPredictions), not through d, whose fields Reset writes.
 func (d *LocalDFA) Reset() {
 	*d = LocalDFA{prog: d.prog, preds: d.preds, class: d.class, first: d.first, nclass: d.nclass}
 }
