@@ -568,7 +568,6 @@ func checkToken(t Token) error {
 	if math.IsNaN(t.Logprob) || t.Logprob > 1e-6 {
 		return fmt.Errorf("the server's token %q has log-probability %v", t.Token, t.Logprob)
 	}
-	own := false // t is among its alternatives, with its own log-probability
 	for i, a := range t.TopLogprobs {
 		if a.Token != string(a.Bytes) {
 			return fmt.Errorf("the server's alternative %q does not match its bytes %v", a.Token, []byte(a.Bytes))
@@ -583,15 +582,12 @@ func checkToken(t Token) error {
 				return fmt.Errorf("the server lists the alternative %q to %q twice", a.Token, t.Token)
 			}
 		}
-		if sameToken(a, t) {
-			own = own || closeLogprobs(a.Logprob, t.Logprob)
-		}
-	}
-	if !own {
-		for _, a := range t.TopLogprobs {
-			if sameToken(a, t) {
-				return fmt.Errorf("the server's token %q has log-probability %v, but %v among its alternatives", t.Token, t.Logprob, a.Logprob)
-			}
+		// The token itself, named by its ID, with another probability:
+		// the server contradicts itself. (Without IDs an alternative of
+		// the same bytes may be another token, or the one a server's
+		// map of alternatives by text kept: renormalise uses t's own.)
+		if a.ID >= 0 && a.ID == t.ID && string(a.Bytes) == string(t.Bytes) && !closeLogprobs(a.Logprob, t.Logprob) {
+			return fmt.Errorf("the server's token %q has log-probability %v, but %v among its alternatives", t.Token, t.Logprob, a.Logprob)
 		}
 	}
 	return nil
@@ -1010,17 +1006,27 @@ func invalidAt(b []byte) int {
 
 // renormalise gives token t's constrained log-probabilities: over the
 // allowed alternatives the server returned (and t itself).
+//
+// One alternative that may be t itself (sameToken; the nearest in
+// log-probability where several spell t, as a byte token beside a piece
+// may) is t, and counts with t's own log-probability, once: a server
+// whose entry for the token disagrees with it (checkToken refuses that
+// where IDs tell) cannot make t's constrained log-probability positive.
 func renormalise(t Token, allowed []TopLogprob) *Logprobs {
-	seen := false
-	z := math.Inf(-1)
-	for _, a := range allowed {
-		z = logspace.Add(z, a.Logprob)
-		if string(a.Bytes) == string(t.Bytes) {
-			seen = true
+	allowed = slices.Clone(allowed)
+	self := -1
+	for i, a := range allowed {
+		if sameToken(a, t) && (self < 0 || math.Abs(a.Logprob-t.Logprob) < math.Abs(allowed[self].Logprob-t.Logprob)) {
+			self = i
 		}
 	}
-	if !seen {
-		z = logspace.Add(z, t.Logprob)
+	z := t.Logprob
+	for i, a := range allowed {
+		if i == self {
+			allowed[i].Logprob = t.Logprob
+			continue
+		}
+		z = logspace.Add(z, a.Logprob)
 	}
 	out := &Logprobs{Logprob: t.Logprob - z, TopK: true}
 	mass := 0.0

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -387,22 +389,30 @@ func TestEmptyTokensStall(t *testing.T) {
 }
 
 // TestAlternativesChecked: a token whose log-probability disagrees with
-// its own entry among the alternatives, or an alternative listed twice,
-// is the server's error, not a distribution to renormalise (it made
-// constrained log-probabilities above 0 and counted one token twice).
+// its own entry among the alternatives (the same ID), or an alternative
+// listed twice, is the server's error, not a distribution to
+// renormalise (it made constrained log-probabilities above 0 and counted
+// one token twice). Without IDs, the entry of the token's bytes counts
+// with the token's own log-probability; a second entry of the same bytes
+// is another token (a byte token beside a piece).
 func TestAlternativesChecked(t *testing.T) {
 	disagree := tk("a", "b")
 	disagree.TopLogprobs[0].Logprob = -5
+	byID := disagree
+	byID.ID, byID.TopLogprobs = 7, slices.Clone(disagree.TopLogprobs)
+	byID.TopLogprobs[0].ID = 7
 	twice := tk("a", "a")
 	twice.TopLogprobs[1].Logprob = -0.5
-	byteAndPiece := tk("a", "a") // two tokens that spell the same: allowed
+	byteAndPiece := tk("a", "a")
 	for name, c := range map[string]struct {
 		tok  decode.Token
 		want string
+		lp   float64 // the constrained log-probability, when no error
 	}{
-		"disagree":     {disagree, `token "a" has log-probability -0.5, but -5 among its alternatives`},
-		"twice":        {twice, `lists the alternative "a" to "a" twice`},
-		"byteAndPiece": {byteAndPiece, ""},
+		"disagree by ID": {byID, `token "a" has log-probability -0.5, but -5 among its alternatives`, 0},
+		"twice":          {twice, `lists the alternative "a" to "a" twice`, 0},
+		"disagree":       {disagree, "", -math.Log1p(math.Exp(-1))},                          // a at -0.5, b at -1.5
+		"byteAndPiece":   {byteAndPiece, "", -0.5 - math.Log(math.Exp(-0.5)+math.Exp(-1.5))}, // both spell a
 	} {
 		s := newScripted(func(req decode.TextRequest) *decode.TextResponse {
 			return answer(decode.FinishStop, c.tok)
@@ -411,7 +421,7 @@ func TestAlternativesChecked(t *testing.T) {
 		if c.want == "" {
 			require.NoError(t, err, name)
 			require.Len(t, out.Tokens, 1, name)
-			assert.LessOrEqual(t, out.Tokens[0].Constrained.Logprob, 0.0, name)
+			assert.InDelta(t, c.lp, out.Tokens[0].Constrained.Logprob, 1e-9, name)
 			continue
 		}
 		require.Error(t, err, name)

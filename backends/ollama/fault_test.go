@@ -307,7 +307,7 @@ func TestMalformedAnswers(t *testing.T) {
 		{"text differs", line(" upon a", true, tok(" upon", -0.1), tok(" b", -0.1)), "do not spell"},
 		{"positive logprob", line(" upon", true, positive), "log-probability 2"},
 		{"error line", `{"error":"out of memory"}` + "\n", "out of memory"},
-		{"error object", `{"error":{"message":"model is loading"}}` + "\n", "model is loading"},
+		{"error object", `{"error":{"message":"model is loading"}}` + "\n", "reports an error: model is loading"},
 		{"too many tokens", answer(" a", " b", " c", " d", " e", " f", " g", " h", " i"), "more than the 8 tokens"},
 	} {
 		s := fake(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, c.body) })
