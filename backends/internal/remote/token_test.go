@@ -92,3 +92,46 @@ func TestAligner(t *testing.T) {
 	_, err = c.Ready(true)
 	assert.ErrorIs(t, err, ErrMisaligned, "text past the last token")
 }
+
+// FuzzResolveAlign: whatever a server says of its tokens and its text,
+// Resolve and the Aligner never panic, and what they accept is
+// consistent: a token's text is its bytes, its log-probabilities are
+// log-probabilities within bounds, and the tokens the Aligner passes
+// spell the text it was given, in order.
+func FuzzResolveAlign(f *testing.F) {
+	f.Add(" the", []byte(" the"), true, -0.5, "bytes:\\xe2\\x80", -1.0, " the cat")
+	f.Add("\uFFFD", []byte{0xe2, 0x80}, true, -0.1, "\uFFFD", -2.0, "\u2019s")
+	f.Add("token_id:5", []byte(nil), false, -1e6, "x", 1.0, "")
+	f.Fuzz(func(t *testing.T, text string, b []byte, hasBytes bool, logprob float64, alt string, altLogprob float64, answer string) {
+		raw := RawToken{ID: -1, Text: text, HasBytes: hasBytes, Logprob: &logprob,
+			Top: []RawToken{{ID: -1, Text: alt, Logprob: &altLogprob}}}
+		if hasBytes {
+			raw.Bytes = ints(b)
+		}
+		tok, blind, err := Resolve(raw)
+		if err != nil {
+			return
+		}
+		if tok.Token != string(tok.Bytes) {
+			t.Fatalf("token %q has bytes %q", tok.Token, tok.Bytes)
+		}
+		if !(tok.Logprob <= 1e-4 && tok.Logprob >= minLogprob) {
+			t.Fatalf("log-probability %v accepted", tok.Logprob)
+		}
+		for _, a := range tok.TopLogprobs {
+			if a.Token != string(a.Bytes) || !(a.Logprob <= 1e-4 && a.Logprob >= minLogprob) {
+				t.Fatalf("alternative %q (%q) at %v accepted", a.Token, a.Bytes, a.Logprob)
+			}
+		}
+		var al Aligner
+		al.Add(answer, []decode.Token{tok, tok}, []bool{blind, blind})
+		got, _ := al.Ready(true)
+		var spelled []byte
+		for _, g := range got {
+			spelled = append(spelled, g.Bytes...)
+		}
+		if string(spelled) != answer[:min(len(answer), len(spelled))] || len(spelled) > len(answer) {
+			t.Fatalf("the aligned tokens spell %q, the text is %q", spelled, answer)
+		}
+	})
+}
