@@ -70,8 +70,8 @@ func refuseRefs(url string) ([]byte, error) {
 }
 
 // constraint compiles the request's constraint: response_format, grammar
-// or regex, at most one. nil when none.
-func (s *Server) constraint(c *common) (*reins.Constraint, *apiError) {
+// or regex, at most one, and names the field that gave it. nil when none.
+func (s *Server) constraint(c *common) (con *reins.Constraint, param string, ae *apiError) {
 	var given []string
 	if c.Grammar != nil {
 		given = append(given, "grammar")
@@ -84,30 +84,28 @@ func (s *Server) constraint(c *common) (*reins.Constraint, *apiError) {
 		given = append(given, "response_format")
 	}
 	if len(given) > 1 {
-		return nil, badRequest(given[1], fmt.Sprintf("give one constraint, not %s and %s", given[0], given[1]))
+		return nil, "", badRequest(given[1], fmt.Sprintf("give one constraint, not %s and %s", given[0], given[1]))
 	}
 	if len(given) == 0 {
 		if rf != nil && rf.Type != "" && rf.Type != "text" {
-			return nil, badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
+			return nil, "", badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
 		}
-		return nil, nil
+		return nil, "", nil
 	}
-	var con *reins.Constraint
 	var err error
-	var param string
 	switch given[0] {
 	case "grammar":
 		param = "grammar"
 		src := *c.Grammar
 		if len(src) > s.lim.MaxGrammarBytes {
-			return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxGrammarBytes))
+			return nil, "", badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxGrammarBytes))
 		}
 		con, err = s.cache.get("gbnf", src, func() (*reins.Constraint, error) { return reins.Grammar(src) })
 	case "regex":
 		param = "regex"
 		src := *c.Regex
 		if len(src) > s.lim.MaxRegexBytes {
-			return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxRegexBytes))
+			return nil, "", badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxRegexBytes))
 		}
 		con, err = s.cache.get("regex", src, func() (*reins.Constraint, error) { return reins.Regex(src) })
 	case "response_format":
@@ -121,23 +119,23 @@ func (s *Server) constraint(c *common) (*reins.Constraint, *apiError) {
 		case "json_schema":
 			param = "response_format.json_schema.schema"
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
-				return nil, badRequest(param, "missing: json_schema needs a schema")
+				return nil, "", badRequest(param, "missing: json_schema needs a schema")
 			}
 			src := rf.JSONSchema.Schema
 			if len(src) > s.lim.MaxSchemaBytes {
-				return nil, badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxSchemaBytes))
+				return nil, "", badRequest(param, fmt.Sprintf("%d bytes: at most %d", len(src), s.lim.MaxSchemaBytes))
 			}
 			con, err = s.cache.get("schema", string(src), func() (*reins.Constraint, error) {
 				return reins.JSONSchema(src, &reins.JSONOptions{Loader: refuseRefs, BaseURI: "request:///schema.json"})
 			})
 		default:
-			return nil, badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
+			return nil, "", badRequest("response_format.type", fmt.Sprintf("%q: want text, json_object or json_schema", rf.Type))
 		}
 	}
 	if err != nil {
-		return nil, constraintError(param, err)
+		return nil, "", constraintError(param, err)
 	}
-	return con, nil
+	return con, param, nil
 }
 
 // constraintError says where a constraint failed to compile: a

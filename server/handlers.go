@@ -206,7 +206,7 @@ func (s *Server) commonParams(c *common, maxTokens *int, maxName string, top int
 	if ae != nil {
 		return nil, 0, ae
 	}
-	con, ae := s.constraint(c)
+	con, param, ae := s.constraint(c)
 	if ae != nil {
 		return nil, 0, ae
 	}
@@ -215,7 +215,7 @@ func (s *Server) commonParams(c *common, maxTokens *int, maxName string, top int
 	if con != nil {
 		f, err := s.decodeConstraint(con)
 		if err != nil {
-			return nil, 0, constraintError("constraint", err)
+			return nil, 0, constraintError(param, err)
 		}
 		j.opts.Constraint = f
 	}

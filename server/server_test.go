@@ -714,3 +714,15 @@ func TestLongPromptRefusedUntokenized(t *testing.T) {
 		t.Errorf("refused untokenized: %v", out)
 	}
 }
+
+// TestBindErrorNamesField: a constraint that compiles but cannot be
+// bound to the model's vocabulary (a token id beyond it) is an error of
+// the field that gave it, not of a field "constraint" no request has.
+func TestBindErrorNamesField(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "Once", "max_tokens": 3, "grammar": "root ::= <[99999]>"}`)
+	e, _ := out["error"].(map[string]any)
+	if code != http.StatusBadRequest || e["param"] != "grammar" || !strings.Contains(e["message"].(string), "outside the vocabulary") {
+		t.Errorf("%d %v", code, out)
+	}
+}
