@@ -559,8 +559,10 @@ func (r *textRun) see(br *textBranch, w *walk, t Token) bool {
 	return false
 }
 
-// checkToken refuses a token whose text and bytes disagree, or whose
-// log-probabilities are not log-probabilities.
+// checkToken refuses a token whose text and bytes disagree, whose
+// log-probabilities are not log-probabilities, which lists an
+// alternative twice, or whose own entry among its alternatives (the same
+// ID) gives it another log-probability.
 func checkToken(t Token) error {
 	if t.Token != string(t.Bytes) {
 		return fmt.Errorf("the server's token %q does not match its bytes %v", t.Token, []byte(t.Bytes))
