@@ -47,6 +47,12 @@ type Constraint struct {
 // (a GBNF rule that matches nothing, say).
 func (c *Constraint) Warnings() []string { return c.prog.Warnings }
 
+// HasTokenTerminals reports whether the constraint names tokens (a
+// GBNF <[id]> or <name>): Match and Check judge text, which cannot show
+// which token spelled it, so they refuse such a language's outputs, and
+// only the token-level masks of a generation keep to it.
+func (c *Constraint) HasTokenTerminals() bool { return len(c.prog.TokenSets) > 0 }
+
 // Schema returns the JSON Schema a JSONSchema or JSONSchemaFile
 // constraint was compiled from, as given (a copy); nil for others.
 func (c *Constraint) Schema() json.RawMessage { return bytes.Clone(c.schema) }

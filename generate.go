@@ -315,7 +315,7 @@ func (m *Model) decodeOptions(opts Options) (decode.Options, error) {
 func (m *Model) checked(opts Options, c *decode.Completion, branch int, skip bool) (*Completion, error) {
 	out := &Completion{Completion: *c, Prefill: opts.Prefill}
 	con := opts.Constraint
-	if con == nil || skip {
+	if con == nil || skip || con.HasTokenTerminals() {
 		return out, nil
 	}
 	whole := opts.Prefill + c.Text

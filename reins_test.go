@@ -611,3 +611,29 @@ func TestCheckDeepJSON(t *testing.T) {
 	assert.Equal(t, 2, jsonDepth([]byte(`[{"a": "[[[{{{\"]]]"}]`)))
 	assert.Equal(t, MaxValidateDepth+1, jsonDepth(deep(3*MaxValidateDepth, "")), "counting stops past the limit")
 }
+
+// TestTokenTerminalOutputs: a grammar that names a special token is kept
+// to by the masks; its output, which text cannot show, is not judged
+// again as text (that failed as "reins bug"), and HasTokenTerminals says
+// so. One that names an end-of-generation token is refused when bound.
+func TestTokenTerminalOutputs(t *testing.T) {
+	m := Builtin()
+	v := m.Vocab()
+	c, err := Grammar(fmt.Sprintf(`root ::= <[%d]>`, v.BOS()))
+	require.NoError(t, err)
+	assert.True(t, c.HasTokenTerminals())
+	out, err := m.Generate(context.Background(), "Once", Options{Constraint: c, MaxTokens: 4})
+	require.NoError(t, err)
+	require.Len(t, out.Tokens, 1)
+	assert.Equal(t, v.BOS(), out.Tokens[0].ID)
+
+	c, err = Grammar(fmt.Sprintf(`root ::= "a" <[%d]>`, v.EOS()))
+	require.NoError(t, err)
+	_, err = m.Generate(context.Background(), "Once", Options{Constraint: c, MaxTokens: 4})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ends generation")
+
+	c, err = Grammar(`root ::= "a"`)
+	require.NoError(t, err)
+	assert.False(t, c.HasTokenTerminals())
+}

@@ -419,6 +419,11 @@ func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 			if id < 0 || id >= v.Len() {
 				return nil, fmt.Errorf("token %s: id outside the vocabulary of %d", ref, v.Len())
 			}
+			if !ts.Negated && v.IsEOG(id) {
+				// Generation ends on it: asked for, it could only end the
+				// output before the grammar does.
+				return nil, fmt.Errorf("token %s (%q) ends generation: a grammar cannot ask for it (the output may end wherever the grammar does)", ref, v.Piece(id))
+			}
 			set[id/32] |= 1 << (id % 32)
 		}
 		if ts.Negated {

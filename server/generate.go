@@ -152,7 +152,7 @@ func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (res *result, e
 	if res.unfinished != "" {
 		res.finish = decode.FinishLength
 	}
-	if j.con != nil && res.unfinished == "" {
+	if j.con != nil && res.unfinished == "" && !j.con.HasTokenTerminals() {
 		if err := j.con.Match([]byte(c.Text)); err != nil {
 			if len(j.opts.Stop) > 0 && c.FinishReason == decode.FinishStop {
 				res.unfinished = "a stop string cut the constrained output: " + err.Error()

@@ -726,3 +726,23 @@ func TestBindErrorNamesField(t *testing.T) {
 		t.Errorf("%d %v", code, out)
 	}
 }
+
+// TestTokenTerminalGrammars: a grammar that asks for an end-of-generation
+// token is refused (generation ends on it, before the grammar could);
+// one that asks for another special token is kept to by the masks, and
+// its output is not judged again as text, which cannot show the token
+// (that answered 500, "reins bug").
+func TestTokenTerminalGrammars(t *testing.T) {
+	_, ts, b := newTest(t, Config{})
+	v := b.Vocab()
+	body, _ := json.Marshal(map[string]any{"prompt": "Once", "max_tokens": 4, "grammar": fmt.Sprintf(`root ::= "a" <[%d]>`, v.EOS())})
+	code, out := post(t, ts.URL+"/v1/completions", string(body))
+	e, _ := out["error"].(map[string]any)
+	if msg, _ := e["message"].(string); code != http.StatusBadRequest || e["param"] != "grammar" || !strings.Contains(msg, "ends generation") {
+		t.Errorf("EOS terminal: %d %v", code, out)
+	}
+	body, _ = json.Marshal(map[string]any{"prompt": "Once", "max_tokens": 4, "grammar": fmt.Sprintf(`root ::= <[%d]>`, v.BOS())})
+	if code, out = post(t, ts.URL+"/v1/completions", string(body)); code != http.StatusOK {
+		t.Errorf("BOS terminal: %d %v", code, out)
+	}
+}
