@@ -417,6 +417,7 @@ func TestEchoSpellsText(t *testing.T) {
 	}
 	for _, c := range []struct{ name, body, want string }{
 		{"other words", echo([]string{"Lily", " was", " very", " sad"}, []any{nil, -1.0, -2.0, -0.01}, []int{0, 4, 8, 13}, "Lily was very sad"), `scores the tokens " sad", which do not spell the text " happy"`},
+		{"prompt tokens pulled in", echo([]string{"Lilly", " was", " very", " happy"}, []any{nil, -1.0, -2.0, -3.0}, []int{0, 13, 13, 13}, "Lilly was very happy"), `scores the tokens " was very happy"`},
 		{"too many tokens", `{"choices":[{"logprobs":{"content":[` + strings.Repeat(`{},`, 40000) + `{}]}}]}`, "40001 tokens, more than the 23"},
 		{"too long", `{"choices":[{"text":"` + strings.Repeat("x", 3<<20) + `"}]}`, "longer than"},
 	} {

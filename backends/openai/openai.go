@@ -662,7 +662,9 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 		for _, t := range res.Tokens {
 			scored = append(scored, t.Bytes...)
 		}
-		if f := fold(string(scored)); !strings.HasSuffix(fold(whole), f) || len(f) < len(fold(text)) {
+		f, ft := fold(string(scored)), fold(text)
+		straddle := len(f) - len(ft) // folded bytes of the prompt scored: the first token's only
+		if !strings.HasSuffix(fold(whole), f) || !strings.HasSuffix(f, ft) || straddle >= max(1, len(fold(string(res.Tokens[0].Bytes)))) {
 			return nil, fmt.Errorf("openai: the echo answer scores the tokens %q, which do not spell the text %q", clip(scored), clip([]byte(text)))
 		}
 	}
