@@ -389,9 +389,10 @@ func (a *Automaton) CachedStates() int {
 	return len(a.masks)
 }
 
-// NewAutomaton binds prog to vocabulary v, whose trie is t (shared by
-// every grammar on v; build it once with NewTrie). A token terminal
-// that names no token of v is an error.
+// New binds prog to vocabulary v, whose trie is t (shared by every
+// grammar on v; build it once with NewTrie). A token terminal that names
+// no token of v, or asks for an end-of-generation token (generation ends
+// on it: the output may end wherever the grammar does), is an error.
 func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a := &Automaton{prog: prog, vocab: v, trie: t, eog: v.EOG(), dfa: earley.NewLocalDFA(prog), maskWork: MaskWork,
 		maskBound: maxMaskBytes, dfaBound: maxDFABytes}
