@@ -62,8 +62,8 @@ func (s *Server) countTokens(param, prompt string, chat bool) (int, *apiError) {
 	// A prompt too long for the context whatever its tokens is refused
 	// before it is tokenized, which holds the lock decoding needs (a
 	// megabyte took 0.7 s, every stream waiting).
-	if c := s.cfg.Backend.ContextSize(); s.longestToken > 0 && (len(prompt)+s.longestToken-1)/s.longestToken >= c {
-		return 0, withCode(badRequest(param, fmt.Sprintf("the prompt is %d bytes, at least %d tokens; the model's context holds %d, with room for at least one more", len(prompt), (len(prompt)+s.longestToken-1)/s.longestToken, c)), "context_length_exceeded")
+	if c, least := s.cfg.Backend.ContextSize(), (len(prompt)+s.longestToken-1)/max(1, s.longestToken); s.longestToken > 0 && least >= c {
+		return 0, withCode(badRequest(param, fmt.Sprintf("the prompt is %d bytes, at least %d tokens; the model's context holds %d, with room for at least one more", len(prompt), least, c)), "context_length_exceeded")
 	}
 	v := &view{bt: s.bt}
 	if chat {

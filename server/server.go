@@ -257,8 +257,9 @@ func New(cfg Config) (*Server, error) {
 		s.keyHash = sha256.Sum256([]byte(cfg.APIKey))
 	}
 	s.trie = automaton.NewTrie(cfg.Backend.Vocab())
-	for id := range cfg.Backend.Vocab().Len() {
-		s.longestToken = max(s.longestToken, len(cfg.Backend.Vocab().Bytes(id)))
+	v := cfg.Backend.Vocab()
+	for id := range v.Len() {
+		s.longestToken = max(s.longestToken, len(v.Bytes(id)))
 	}
 	for m := range s.markers { // a chat marker is one token
 		s.longestToken = max(s.longestToken, len(m))
