@@ -12,13 +12,15 @@ import (
 // keys compare.
 type ContextTable struct {
 	// Max bounds how many keys the table holds, and how many listings
-	// of them (which also take at most 8 MB), so that a long-lived
-	// one's memory stays bounded; 0 is no bound. Once it is full,
-	// states it does not hold get no key.
+	// of them; 0 is no bound. The keys also take at most maxKeyBytes,
+	// and the listings maxListedBytes, so that a long-lived table's
+	// memory stays bounded whatever the size of its states. Once it is
+	// full, states it does not hold get no key.
 	Max int
 
-	mu  sync.Mutex
-	ids map[string]uint32
+	mu       sync.Mutex
+	ids      map[string]uint32
+	keyBytes int // the keys' bytes, at most maxKeyBytes
 	// listed maps a set's pairs as a parser listed them, unsorted, with
 	// the calls-only flag last, to their key's id: a state met again in
 	// the same order costs a lookup, not a sort and a lookup (MaskBench's
@@ -33,6 +35,18 @@ func (t *ContextTable) ListedBytes() int {
 	defer t.mu.Unlock()
 	return t.listedBytes
 }
+
+// Bytes returns about the memory the table holds: its keys and
+// listings, with a map entry's overhead each.
+func (t *ContextTable) Bytes() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.keyBytes + t.listedBytes + entryBytes*(len(t.ids)+len(t.listed))
+}
+
+// entryBytes is about what a map entry of a string to an id takes
+// besides the string's bytes.
+const entryBytes = 48
 
 // lookupListed returns the id of the listed pairs, 0 when unknown.
 func (t *ContextTable) lookupListed(listed []uint64) uint32 {
@@ -60,6 +74,11 @@ func (t *ContextTable) addListed(listed []uint64, id uint32) {
 // every step.
 const maxListedBytes = 8 << 20
 
+// maxKeyBytes bounds a table's keys, in bytes: a state's key holds its
+// items, and a grammar whose parse counts (".*a.{400}") can hold
+// hundreds in each of the many states it reaches.
+const maxKeyBytes = 32 << 20
+
 // intern returns key's id, or 0 when the table is full and key is new,
 // and records listed, the pairs as a parser listed them, under the id.
 func (t *ContextTable) intern(key []uint32, listed []uint64) uint32 {
@@ -68,7 +87,7 @@ func (t *ContextTable) intern(key []uint32, listed []uint64) uint32 {
 	defer t.mu.Unlock()
 	id, ok := t.ids[s]
 	if !ok {
-		if t.Max > 0 && len(t.ids) >= t.Max {
+		if t.Max > 0 && len(t.ids) >= t.Max || t.keyBytes+len(s) > maxKeyBytes {
 			return 0
 		}
 		if t.ids == nil {
@@ -76,6 +95,7 @@ func (t *ContextTable) intern(key []uint32, listed []uint64) uint32 {
 		}
 		id = uint32(len(t.ids) + 1)
 		t.ids[strings.Clone(s)] = id
+		t.keyBytes += len(s)
 	}
 	t.addListed(listed, id)
 	return id

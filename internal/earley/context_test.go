@@ -183,3 +183,23 @@ func forget(tab *ContextTable, ps *Parser) uint32 {
 	ps.ctxLast = 0 // and the parser's last key
 	return ps.ContextKey(tab)
 }
+
+// TestContextTableKeyBytes checks that the table's keys take at most
+// maxKeyBytes: a new state whose key would pass it gets no key (0), a
+// held one keeps its own, and Bytes counts what the keys hold.
+func TestContextTableKeyBytes(t *testing.T) {
+	var tab ContextTable
+	key := make([]uint32, 1<<20) // a 4 MB state
+	n := maxKeyBytes / (4 * len(key))
+	for i := range n {
+		key[0] = uint32(i)
+		require.Equal(t, uint32(i+1), tab.intern(key, nil), "state %d of %d", i, n)
+	}
+	assert.GreaterOrEqual(t, tab.Bytes(), maxKeyBytes)
+	key[0] = uint32(n)
+	assert.Zero(t, tab.intern(key, nil), "a state past the bound")
+	assert.Zero(t, tab.intern(append(key, 1), nil), "a longer one too")
+	key = key[:1<<20]
+	key[0] = 0
+	assert.Equal(t, uint32(1), tab.intern(key, nil), "a held state keeps its key")
+}
