@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/grammar"
@@ -40,7 +42,32 @@ type Constraint struct {
 
 	mu     sync.Mutex
 	bound  map[*vocab.Vocab]*automaton.Automaton
-	healed map[string]*Constraint // after(prefix), by prefix
+	healed map[string]*Constraint // after(prefix), by prefix, at most maxHealed
+	// healedOrder holds healed's prefixes, the least recently used first.
+	healedOrder []string
+}
+
+// maxHealed bounds how many healed copies of a constraint (one per
+// prefix a prompt's last token gives back) it keeps: each is a whole
+// compiled grammar, and a long-lived program meets many prefixes.
+const maxHealed = 16
+
+// Bytes returns about the memory the constraint holds: its compiled
+// program and, per vocabulary it is bound to, the automaton's caches
+// (Automaton.CacheBytes), which grow as it is used up to their bounds.
+// A program that keeps many constraints can bound them together by it,
+// as reins serve does.
+func (c *Constraint) Bytes() int64 {
+	n := int64(len(c.prog.Inst))*int64(unsafe.Sizeof(grammar.Inst{})) + int64(len(c.schema))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.bound {
+		n += a.CacheBytes()
+	}
+	for _, h := range c.healed {
+		n += h.Bytes()
+	}
+	return n
 }
 
 // Warnings are what compiling the constraint noticed but did not refuse
@@ -317,6 +344,8 @@ func (c *Constraint) after(prefix []byte) (*Constraint, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h, ok := c.healed[string(prefix)]; ok {
+		i := slices.Index(c.healedOrder, string(prefix))
+		c.healedOrder = append(slices.Delete(c.healedOrder, i, i+1), string(prefix))
 		return h, nil
 	}
 	g := &grammar.Grammar{Start: healedStart, Rules: append([]grammar.Rule{{Name: healedStart,
@@ -328,7 +357,12 @@ func (c *Constraint) after(prefix []byte) (*Constraint, error) {
 	if c.healed == nil {
 		c.healed = map[string]*Constraint{}
 	}
+	if len(c.healedOrder) == maxHealed {
+		delete(c.healed, c.healedOrder[0])
+		c.healedOrder = slices.Delete(c.healedOrder, 0, 1)
+	}
 	c.healed[string(prefix)] = h
+	c.healedOrder = append(c.healedOrder, string(prefix))
 	return h, nil
 }
 

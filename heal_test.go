@@ -102,3 +102,28 @@ func TestHealBudget(t *testing.T) {
 		assert.LessOrEqual(t, len(unhealed.Tokens), 3, "seed %d", seed)
 	}
 }
+
+// TestHealedCopiesBounded: a constraint keeps a healed copy per prefix
+// a prompt gives back, each a whole compiled grammar; a long-lived
+// program meets many, so it keeps the maxHealed most recently used and
+// compiles a dropped one again.
+func TestHealedCopiesBounded(t *testing.T) {
+	c, err := Regex(`[a-z ]+`)
+	require.NoError(t, err)
+	first, err := c.after([]byte("a"))
+	require.NoError(t, err)
+	for i := range maxHealed + 4 {
+		prefix := []byte{'b' + byte(i%20), 'a' + byte(i/20)}
+		h, err := c.after(prefix)
+		require.NoError(t, err)
+		again, err := c.after(prefix)
+		require.NoError(t, err)
+		require.Same(t, h, again, "a prefix just used is kept")
+	}
+	assert.Len(t, c.healed, maxHealed)
+	assert.Len(t, c.healedOrder, maxHealed)
+	again, err := c.after([]byte("a"))
+	require.NoError(t, err)
+	assert.NotSame(t, first, again, "the least recently used copy was dropped and compiled again")
+	require.NoError(t, again.Match([]byte("abc")))
+}

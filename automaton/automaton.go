@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/reins-go/reins/grammar"
@@ -49,11 +50,14 @@ type Automaton struct {
 	costsOnce  sync.Once
 	tokenCosts *earley.Costs
 	// build serialises the computing of new state masks, which grows dfa.
-	build   sync.Mutex
-	dfa     *earley.LocalDFA
-	walk    dfaWalk // under build
-	memo    walkMemo
-	cdRoots []int32
+	build sync.Mutex
+	dfa   *earley.LocalDFA
+	// dfaBytes is dfa.Bytes() as the last build left it, read without
+	// build by CacheBytes.
+	dfaBytes atomic.Int64
+	walk     dfaWalk // under build
+	memo     walkMemo
+	cdRoots  []int32
 	// parserOnly makes walkContextDependent walk with the parser alone
 	// (for tests that compare).
 	parserOnly bool
@@ -227,7 +231,7 @@ func (a *Automaton) stateMask(p *earley.Parser, sig []uint32) *stateMask {
 		return e
 	}
 	a.build.Lock()
-	defer a.build.Unlock()
+	defer a.endBuild()
 	a.mu.RLock()
 	e = a.masks[key]
 	a.mu.RUnlock()
@@ -317,6 +321,29 @@ func (a *Automaton) boundDFA() {
 	}
 }
 
+// endBuild notes the local view's size for CacheBytes and releases build.
+func (a *Automaton) endBuild() {
+	a.dfaBytes.Store(int64(a.dfa.Bytes()))
+	a.build.Unlock()
+}
+
+// CacheBytes returns about the memory the automaton holds besides its
+// program, the vocabulary and the trie: the caches that grow as it is
+// used (state masks, the local view, context-dependent results, whole
+// parse states), each bounded on its own, and its token sets. A caller
+// that keeps many automata (a server's cache of constraints) can bound
+// them together by this.
+func (a *Automaton) CacheBytes() int64 {
+	n := 4 * int64(len(a.canon))
+	for _, set := range a.tokenSets {
+		n += 4 * int64(len(set))
+	}
+	a.mu.RLock()
+	n += int64(a.maskBytes+a.listedBytes) + 4*int64(a.cdTokens)
+	a.mu.RUnlock()
+	return n + a.dfaBytes.Load() + int64(a.contexts.Bytes())
+}
+
 // walkContextDependent calls allow for each token of cd that the parse
 // p accepts. The parser is pushed to each subtree's root; below it, the
 // parser's local view there (a LocalDFA state, with its transitions and
@@ -329,7 +356,7 @@ func (a *Automaton) walkContextDependent(cd *subtrees, p *earley.Parser, allow f
 		cd.walk(a.vocab, p, 0, allow, nil)
 		return
 	}
-	defer a.build.Unlock()
+	defer a.endBuild()
 	a.boundDFA()
 	t := cd.t
 	w := &a.walk

@@ -28,9 +28,11 @@ func TestCacheBounds(t *testing.T) {
 	got := make([]uint32, automaton.MaskWords(v.Len()))
 	want := make([]uint32, len(got))
 	m, ref := bounded.NewMatcher(), roomy.NewMatcher()
+	var most int64 // the bounded automaton's largest CacheBytes
 	for step := range 40 {
 		require.NoError(t, m.FillMask(got))
 		require.NoError(t, ref.FillMask(want))
+		most = max(most, bounded.CacheBytes())
 		require.True(t, slices.Equal(want, got), "step %d: the bounded automaton's mask differs", step)
 		var ok []int
 		for tok := range v.Len() {
@@ -45,6 +47,10 @@ func TestCacheBounds(t *testing.T) {
 	}
 	require.Greater(t, bounded.CacheResets(), 4, "the bounds were reached")
 	require.Zero(t, roomy.CacheResets())
+	// CacheBytes sees the caches grow, and the bounds hold them.
+	t.Logf("CacheBytes: bounded at most %d, unbounded %d", most, roomy.CacheBytes())
+	require.Less(t, most, int64(2<<20), "the bounded automaton's caches")
+	require.Greater(t, roomy.CacheBytes(), 2*most, "the unbounded automaton's caches")
 }
 
 // TestCacheBoundsConcurrent: with bounds so small that the caches are

@@ -19,12 +19,18 @@ import (
 
 // constraintCache keeps the last compiled constraints by source, so that
 // clients that send the same schema or grammar with every request pay
-// for compiling it, and for binding it to the vocabulary, once.
+// for compiling it, and for binding it to the vocabulary, once. It
+// holds at most max constraints, and drops the least recently used
+// while they hold more than maxBytes together (Constraint.Bytes: their
+// programs and the caches their automata fill as they are used): each
+// automaton's caches are bounded on their own, but many constraints that
+// fill theirs would otherwise hold gigabytes.
 type constraintCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheEntry, most recent first
-	byKey map[[32]byte]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	order    *list.List // of *cacheEntry, most recent first
+	byKey    map[[32]byte]*list.Element
 }
 
 type cacheEntry struct {
@@ -32,15 +38,16 @@ type cacheEntry struct {
 	c   *reins.Constraint
 }
 
-func newConstraintCache(max int) *constraintCache {
-	return &constraintCache{max: max, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+func newConstraintCache(max int, maxBytes int64) *constraintCache {
+	return &constraintCache{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
 func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constraint, error)) (*reins.Constraint, error) {
-	key := sha256.Sum256([]byte(kind + "\x00" + src))
+	key := keyOf(kind, src)
 	cc.mu.Lock()
 	if e, ok := cc.byKey[key]; ok {
 		cc.order.MoveToFront(e)
+		cc.trim()
 		cc.mu.Unlock()
 		return e.Value.(*cacheEntry).c, nil
 	}
@@ -53,13 +60,30 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 	defer cc.mu.Unlock()
 	if _, ok := cc.byKey[key]; !ok {
 		cc.byKey[key] = cc.order.PushFront(&cacheEntry{key, c})
-		for cc.order.Len() > cc.max {
-			last := cc.order.Back()
-			cc.order.Remove(last)
-			delete(cc.byKey, last.Value.(*cacheEntry).key)
-		}
 	}
+	cc.trim()
 	return c, nil
+}
+
+// keyOf is the cache's key of a constraint of kind given by src.
+func keyOf(kind, src string) [32]byte { return sha256.Sum256([]byte(kind + "\x00" + src)) }
+
+// trim drops the least recently used constraints while there are more
+// than max, or they hold more than maxBytes; the most recent stays.
+// cc.mu is held.
+func (cc *constraintCache) trim() {
+	var total int64
+	sizes := make(map[*cacheEntry]int64, cc.order.Len())
+	for e := cc.order.Front(); e != nil; e = e.Next() {
+		ce := e.Value.(*cacheEntry)
+		sizes[ce] = ce.c.Bytes()
+		total += sizes[ce]
+	}
+	for cc.order.Len() > 1 && (cc.order.Len() > cc.max || total > cc.maxBytes) {
+		last := cc.order.Remove(cc.order.Back()).(*cacheEntry)
+		total -= sizes[last]
+		delete(cc.byKey, last.key)
+	}
 }
 
 // refuseRefs is the Loader of schemas that come over HTTP: a $ref to

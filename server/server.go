@@ -192,7 +192,18 @@ type Config struct {
 	BatchWait time.Duration
 	// Logger receives one line per failed request; nil discards.
 	Logger *slog.Logger
+	// ConstraintCacheBytes bounds the memory of the compiled constraints
+	// the server keeps between requests (up to 64 of them, with the
+	// caches their automata fill as they are used): past it the least
+	// recently used are dropped. 0 means DefaultConstraintCacheBytes.
+	ConstraintCacheBytes int64
 }
+
+// DefaultConstraintCacheBytes is Config.ConstraintCacheBytes's default.
+// One automaton's caches stay under about 200 MB however hostile its
+// constraint; the constraints of ordinary requests take well under
+// 10 MB each.
+const DefaultConstraintCacheBytes = 512 << 20
 
 // Server serves the OpenAI-compatible API. Close it after the
 // http.Server that runs it has shut down.
@@ -239,6 +250,12 @@ func New(cfg Config) (*Server, error) {
 	case cfg.QueueSize < 0:
 		cfg.QueueSize = 0
 	}
+	switch {
+	case cfg.ConstraintCacheBytes == 0:
+		cfg.ConstraintCacheBytes = DefaultConstraintCacheBytes
+	case cfg.ConstraintCacheBytes < 0:
+		return nil, fmt.Errorf("server: ConstraintCacheBytes %d: want 0 or more", cfg.ConstraintCacheBytes)
+	}
 	if cfg.ModelName == "" {
 		cfg.ModelName = "reins"
 	}
@@ -264,7 +281,7 @@ func New(cfg Config) (*Server, error) {
 	for m := range s.markers { // a chat marker is one token
 		s.longestToken = max(s.longestToken, len(m))
 	}
-	s.cache = newConstraintCache(64)
+	s.cache = newConstraintCache(64, cfg.ConstraintCacheBytes)
 	s.metrics = newMetrics(s)
 	s.bt = newBatcher(cfg.Backend, cfg.BatchWait)
 	s.bt.observe = s.metrics.observeBatch

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/internal/fixture"
+)
+
+// TestConstraintCacheBytes checks that the constraint cache drops its
+// least recently used constraints while they hold more than its byte
+// budget, counting the caches their automata fill after they were
+// cached, and that it keeps the most recent one however large.
+func TestConstraintCacheBytes(t *testing.T) {
+	compiles := map[string]int{}
+	get := func(cc *constraintCache, src string) *reins.Constraint {
+		t.Helper()
+		c, err := cc.get("regex", src, func() (*reins.Constraint, error) {
+			compiles[src]++
+			return reins.Regex(src)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	one, err := reins.Regex("[a-z]{3}x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := one.Bytes()
+	if size <= 0 {
+		t.Fatalf("a compiled constraint holds %d bytes", size)
+	}
+
+	// Three constraints of one size where two fit: the first goes.
+	cc := newConstraintCache(64, 2*size+size/2)
+	for _, src := range []string{"[a-z]{3}x", "[a-z]{3}y", "[a-z]{3}z"} {
+		get(cc, src)
+	}
+	if cc.order.Len() != 2 {
+		t.Fatalf("%d constraints kept under a budget of two", cc.order.Len())
+	}
+	get(cc, "[a-z]{3}x")
+	if compiles["[a-z]{3}x"] != 2 {
+		t.Errorf("the least recently used constraint was kept: compiled %d times", compiles["[a-z]{3}x"])
+	}
+
+	// A kept constraint whose automaton fills its caches after it was
+	// cached grows past the budget: the next request drops it.
+	v := fixture.New().NewBackend().Vocab()
+	trie := automaton.NewTrie(v)
+	cc = newConstraintCache(64, 3*size)
+	big := get(cc, "[a-z]{3}x")
+	get(cc, "[a-z]{3}y")
+	a, err := big.Bind(v, trie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a.NewMatcher()
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	if err := m.FillMask(mask); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("unbound %d, bound with a mask %d", size, big.Bytes())
+	if big.Bytes() <= 2*size {
+		t.Fatalf("a bound constraint with a mask holds %d bytes, unbound %d: its caches are not counted", big.Bytes(), size)
+	}
+	get(cc, "[a-z]{3}y") // a hit: the grown one is now the least recent
+	if _, kept := cc.byKey[keyOf("regex", "[a-z]{3}x")]; kept {
+		t.Errorf("a constraint whose caches grew past the budget was kept (%d bytes, budget %d)", big.Bytes(), cc.maxBytes)
+	}
+
+	// The most recent constraint stays, even alone over the budget.
+	cc = newConstraintCache(64, 1)
+	for i := range 3 {
+		get(cc, fmt.Sprintf("[a-z]{%d}", i+1))
+	}
+	if cc.order.Len() != 1 || cc.order.Front().Value.(*cacheEntry).c.String() == "" {
+		t.Fatalf("%d constraints kept under a budget of one byte, want the last", cc.order.Len())
+	}
+	if _, kept := cc.byKey[keyOf("regex", "[a-z]{3}")]; !kept {
+		t.Error("the most recent constraint was dropped")
+	}
+}
