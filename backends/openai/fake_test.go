@@ -418,7 +418,11 @@ func TestEchoSpellsText(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"other words", echo([]string{"Lily", " was", " very", " sad"}, []any{nil, -1.0, -2.0, -0.01}, []int{0, 4, 8, 13}, "Lily was very sad"), `scores the tokens " sad", which do not spell the text " happy"`},
 		{"prompt tokens pulled in", echo([]string{"Lilly", " was", " very", " happy"}, []any{nil, -1.0, -2.0, -3.0}, []int{0, 13, 13, 13}, "Lilly was very happy"), `scores the tokens " was very happy"`},
-		{"too many tokens", `{"choices":[{"logprobs":{"content":[` + strings.Repeat(`{},`, 40000) + `{}]}}]}`, "40001 tokens, more than the 23"},
+		{"too many tokens", `{"choices":[{"logprobs":{"content":[` + strings.Repeat(`{},`, 100) + `{}]}}]}`, "101 tokens, more than the 23"},
+		// Many tiny values, a line each (lines are bounded on their own),
+		// are refused before they are decoded.
+		{"too many objects", `{"choices":[{"logprobs":{"content":[` + strings.Repeat("{},\n", 400000) + `{}]}}]}`, "more than 1076 objects and arrays"},
+		{"too many values", `{"choices":[{"logprobs":{"text_offset":[` + strings.Repeat("0,\n", 400000) + `0]}}]}`, "more than 39480 values"},
 		{"too long", `{"choices":[{"text":"` + strings.Repeat("x", 3<<20) + `"}]}`, "longer than"},
 	} {
 		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) { fmt.Fprint(w, c.body) })

@@ -588,7 +588,11 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	whole := prompt + text
 	maxToks, maxAlts := len(whole)+echoSpare, b.maxAlternatives()
 	var a answer
-	if err := b.c.PostJSON(ctx, "/completions", body, &a, int64(64<<10+4<<10*maxToks*(maxAlts+1))); err != nil {
+	// Each token is at most an object with an array of bytes and one
+	// of alternatives, each an object with its own bytes.
+	entries := maxToks * (maxAlts + 1)
+	shape := remote.Shape{Containers: 2*entries + 64, Values: entries*(maxEntryValues+4) + 1024}
+	if err := b.c.PostJSON(ctx, "/completions", body, &a, int64(64<<10+4<<10*maxToks*(maxAlts+1)), shape); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -671,6 +675,11 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	res.Mean = res.Sum / float64(len(res.Tokens))
 	return res, nil
 }
+
+// maxEntryValues is the most values an echo answer's entry of a token
+// or an alternative holds on average: its bytes (tokens are rarely
+// longer than 64) and its fields.
+const maxEntryValues = 64 + 8
 
 // echoSpare is how many tokens an echo answer may hold beyond one per
 // byte of its prompt: the generated one, and tokens that spell nothing

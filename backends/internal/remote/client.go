@@ -241,10 +241,11 @@ func (c *Client) post(ctx context.Context, path string, body any, limit int64, e
 
 // PostJSON sends body and decodes the whole answer into out. The
 // answer is bounded by limit bytes where that is less than
-// Options.MaxResponseBytes (0: no bound of its own): a caller that knows
-// how long a true answer can be keeps a server's from growing into many
-// times its size in memory as it is decoded.
-func (c *Client) PostJSON(ctx context.Context, path string, body, out any, limit int64) error {
+// Options.MaxResponseBytes (0: no bound of its own), and by shape before
+// it is decoded: a caller that knows how long a true answer can be
+// keeps a server's from growing into many times its size in memory as
+// it is decoded.
+func (c *Client) PostJSON(ctx context.Context, path string, body, out any, limit int64, shape Shape) error {
 	if limit <= 0 || limit > c.opts.MaxResponseBytes {
 		limit = c.opts.MaxResponseBytes
 	}
@@ -255,6 +256,9 @@ func (c *Client) PostJSON(ctx context.Context, path string, body, out any, limit
 		return true, nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := shape.check(buf); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(buf, out); err != nil {
