@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	maxTokens := fs.Int("max-tokens", 0, "most tokens a request may ask for (0: 4096)")
 	maxTop := fs.Int("max-top-logprobs", 0, "most alternatives per token a request may ask for (0: 100; OpenAI allows 20)")
 	maxBody := fs.Int64("max-body", 0, "largest request body in bytes (0: 4 MiB)")
-	cacheMB := fs.Int64("constraint-cache-mb", 0, "memory the compiled constraints kept between requests may hold together, in MiB, the caches their automata fill included; past it the least recently used are dropped (0: 512)")
+	cacheMB := fs.Int64("constraint-cache-mb", 0, "memory the compiled constraints kept between requests may hold together, in MiB, the caches their automata fill included; past it the least recently used are dropped (0: 256)")
 	grace := fs.Duration("shutdown-grace", 30*time.Second, "on SIGINT or SIGTERM, how long requests in flight may take to finish before they are cancelled")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reins serve [flags]\nServe the model over HTTP with OpenAI's API: POST /v1/chat/completions, /v1/completions; GET /v1/models, /health, /metrics.")
@@ -70,7 +70,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	case *maxBody < 0:
 		return usagef("--max-body %d: want 0 (4 MiB) or more", *maxBody)
 	case *cacheMB < 0 || *cacheMB > 1<<30:
-		return usagef("--constraint-cache-mb %d: want 0 (512) to %d", *cacheMB, 1<<30)
+		return usagef("--constraint-cache-mb %d: want 0 (256) to %d", *cacheMB, 1<<30)
 	}
 	key := *apiKey
 	if key == "" {
