@@ -153,3 +153,24 @@ func TestFormatAnnotation(t *testing.T) {
 	assert.True(t, acceptsText(p, `"["`))
 	assert.NoError(t, v.Validate([]byte(`"["`)))
 }
+
+// TestFormatDFAsShared: the formats' automata are built once and shared
+// by every compilation; compiling schemas that intersect them with
+// patterns, length bounds and excluded values leaves each as a fresh
+// build of its expression, and a second compilation of a schema gives
+// the same grammar as the first.
+func TestFormatDFAsShared(t *testing.T) {
+	for name := range formats {
+		schema := `{"type": "string", "format": "` + name + `", "pattern": "1", "minLength": 3, "not": {"enum": ["11.1.1.1"]}}`
+		_, first, err := CompileProg([]byte(schema), Options{})
+		require.NoError(t, err, name)
+		_, again, err := CompileProg([]byte(schema), Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, first.Inst, again.Inst, "%s: a second compilation differs", name)
+		shared, err := formatDFAs[name]()
+		require.NoError(t, err, name)
+		fresh, err := regexDFA(formats[name], false)
+		require.NoError(t, err, name)
+		assert.Equal(t, fresh.String(), shared.String(), "%s: the shared automaton changed", name)
+	}
+}

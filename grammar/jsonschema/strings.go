@@ -157,11 +157,11 @@ func (c *compiler) stringComponents(n *Node) (comps []*dfa, want []bool, kw, ptr
 		comps, want = append(comps, d), append(want, true)
 	}
 	for i, name := range n.Str.Formats {
-		re, ok := formats[name]
+		build, ok := formatDFAs[name]
 		if !ok {
 			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q is not supported", name)
 		}
-		d, err := c.regexDFA(re, false)
+		d, err := build()
 		if err != nil {
 			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q with length bounds or a pattern, by automaton: %v", name, err)
 		}
