@@ -256,7 +256,7 @@ func (b *Backend) Continue(ctx context.Context, req decode.TextRequest) (*decode
 		if err := json.Unmarshal(data, &a); err != nil {
 			return false, fmt.Errorf("the server's answer is not JSON: %w (%q)", err, clip(data))
 		}
-		if len(a.Error) > 0 && string(a.Error) != "null" && string(a.Error) != `""` {
+		if remote.ReportsError(a.Error) {
 			return false, fmt.Errorf("the server reports an error: %s", remote.ErrorMessage(data))
 		}
 		text := a.Response

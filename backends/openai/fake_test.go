@@ -351,6 +351,16 @@ func TestOpenAIFaults(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want, c.name)
 	}
 
+	// An "error" field that says nothing went wrong is no error.
+	for _, e := range []string{"false", `""`, "{}"} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+			fmt.Fprint(w, strings.Replace(chat([]string{" up"}, "length"), `{"choices"`, `{"error":`+e+`,"choices"`, 1))
+		})
+		resp, err := backend(t, s.URL, openai.Options{Chat: true}).Continue(context.Background(), decode.TextRequest{Prompt: "A", MaxTokens: 1, TopLogprobs: 1})
+		require.NoError(t, err, e)
+		assert.Len(t, resp.Tokens, 1, e)
+	}
+
 	// A stream that ends without [DONE] or a finish reason is truncated.
 	s = fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
 		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]any{"content": " up"},

@@ -362,6 +362,16 @@ func (c *Client) timeout(ctx context.Context, u string, err error) error {
 	return fmt.Errorf("%s: %w", u, err)
 }
 
+// ReportsError reports whether an answer's "error" field, raw, says
+// something went wrong: absent, null, false, "" and {} say nothing did.
+func ReportsError(raw json.RawMessage) bool {
+	switch strings.Join(strings.Fields(string(raw)), "") {
+	case "", "null", "false", `""`, "{}":
+		return false
+	}
+	return true
+}
+
 // ErrorMessage takes the message out of an error body: OpenAI's
 // {"error": {"message": ...}}, Ollama's {"error": "..."}, or the text.
 func ErrorMessage(b []byte) string {

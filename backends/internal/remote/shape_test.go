@@ -17,3 +17,14 @@ func TestShapeCounts(t *testing.T) {
 	assert.ErrorContains(t, Shape{Values: 2}.check([]byte(text)), "more than 2 values")
 	assert.NoError(t, Shape{}.check([]byte(strings.Repeat("[{},", 1000))), "no bound")
 }
+
+// TestReportsError: an "error" field that is absent, null, false, empty
+// or an empty object reports nothing; a message, an object or true does.
+func TestReportsError(t *testing.T) {
+	for _, raw := range []string{"", "null", "false", `""`, "{}", "{ }"} {
+		assert.False(t, ReportsError([]byte(raw)), raw)
+	}
+	for _, raw := range []string{`"busy"`, `{"message":"x"}`, "true", "1", `[]`} {
+		assert.True(t, ReportsError([]byte(raw)), raw)
+	}
+}
