@@ -56,7 +56,9 @@
 //
 // # Safety
 //
-// Every size a request can ask for is bounded (Limits); a JSON Schema's
+// Every size a request can ask for is bounded (Limits), and so is the
+// memory of the compiled constraints kept between requests
+// (Config.ConstraintCacheBytes); a JSON Schema's
 // $ref outside the document is refused (nothing is read from the
 // server's files or the network; GBNF has no includes); an API key is
 // compared in constant time; a client that goes away cancels its
