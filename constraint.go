@@ -342,17 +342,24 @@ const healedStart = "reins.healed"
 // language, compiled once per prefix.
 func (c *Constraint) after(prefix []byte) (*Constraint, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if h, ok := c.healed[string(prefix)]; ok {
 		i := slices.Index(c.healedOrder, string(prefix))
 		c.healedOrder = append(slices.Delete(c.healedOrder, i, i+1), string(prefix))
+		c.mu.Unlock()
 		return h, nil
 	}
+	c.mu.Unlock()
+	// Compiled without the lock, which Bytes and Bind take too.
 	g := &grammar.Grammar{Start: healedStart, Rules: append([]grammar.Rule{{Name: healedStart,
 		Body: grammar.Seq(&grammar.Node{Op: grammar.OpBytes, Bytes: prefix}, grammar.Ref(c.g.Start))}}, c.g.Rules...)}
 	h, err := compile(c.desc+" after healing", g)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if other, ok := c.healed[string(prefix)]; ok { // compiled meanwhile
+		return other, nil
 	}
 	if c.healed == nil {
 		c.healed = map[string]*Constraint{}
@@ -378,13 +385,21 @@ func (c *Constraint) automaton(m *Model) (*automaton.Automaton, error) {
 // vocabulary.
 func (c *Constraint) Bind(v *vocab.Vocab, t *automaton.Trie) (*automaton.Automaton, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a, ok := c.bound[v]; ok {
+	a, ok := c.bound[v]
+	c.mu.Unlock()
+	if ok {
 		return a, nil
 	}
+	// Bound without the lock, which Bytes takes too: a grammar of many
+	// token terminals takes a while.
 	a, err := automaton.New(c.prog, v, t)
 	if err != nil {
 		return nil, fmt.Errorf("reins: %s: %w", c.desc, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if other, ok := c.bound[v]; ok { // bound meanwhile: one automaton per vocabulary
+		return other, nil
 	}
 	if c.bound == nil {
 		c.bound = map[*vocab.Vocab]*automaton.Automaton{}

@@ -110,8 +110,12 @@ func TestHealBudget(t *testing.T) {
 func TestHealedCopiesBounded(t *testing.T) {
 	c, err := Regex(`[a-z ]+`)
 	require.NoError(t, err)
+	alone := c.Bytes()
 	first, err := c.after([]byte("a"))
 	require.NoError(t, err)
+	kept, err := c.after([]byte("k"))
+	require.NoError(t, err)
+	assert.Greater(t, c.Bytes(), alone, "the healed copies are counted")
 	for i := range maxHealed + 4 {
 		prefix := []byte{'b' + byte(i%20), 'a' + byte(i/20)}
 		h, err := c.after(prefix)
@@ -119,6 +123,9 @@ func TestHealedCopiesBounded(t *testing.T) {
 		again, err := c.after(prefix)
 		require.NoError(t, err)
 		require.Same(t, h, again, "a prefix just used is kept")
+		again, err = c.after([]byte("k")) // used all along: never the least recent
+		require.NoError(t, err)
+		require.Same(t, kept, again, "a copy used all along was dropped at prefix %d", i)
 	}
 	assert.Len(t, c.healed, maxHealed)
 	assert.Len(t, c.healedOrder, maxHealed)

@@ -47,8 +47,8 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 	cc.mu.Lock()
 	if e, ok := cc.byKey[key]; ok {
 		cc.order.MoveToFront(e)
-		cc.trim()
 		cc.mu.Unlock()
+		cc.trim()
 		return e.Value.(*cacheEntry).c, nil
 	}
 	cc.mu.Unlock()
@@ -57,10 +57,10 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 		return nil, err
 	}
 	cc.mu.Lock()
-	defer cc.mu.Unlock()
 	if _, ok := cc.byKey[key]; !ok {
 		cc.byKey[key] = cc.order.PushFront(&cacheEntry{key, c})
 	}
+	cc.mu.Unlock()
 	cc.trim()
 	return c, nil
 }
@@ -69,15 +69,25 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 func keyOf(kind, src string) [32]byte { return sha256.Sum256([]byte(kind + "\x00" + src)) }
 
 // trim drops the least recently used constraints while there are more
-// than max, or they hold more than maxBytes; the most recent stays.
-// cc.mu is held.
+// than max, or they hold more than maxBytes; the most recent stays. The
+// sizes are taken without the cache's lock (a constraint being bound
+// may make them wait), so that other requests find theirs meanwhile.
 func (cc *constraintCache) trim() {
-	var total int64
-	sizes := make(map[*cacheEntry]int64, cc.order.Len())
+	cc.mu.Lock()
+	entries := make([]*cacheEntry, 0, cc.order.Len())
 	for e := cc.order.Front(); e != nil; e = e.Next() {
-		ce := e.Value.(*cacheEntry)
+		entries = append(entries, e.Value.(*cacheEntry))
+	}
+	cc.mu.Unlock()
+	sizes := make(map[*cacheEntry]int64, len(entries))
+	for _, ce := range entries {
 		sizes[ce] = ce.c.Bytes()
-		total += sizes[ce]
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	var total int64
+	for e := cc.order.Front(); e != nil; e = e.Next() {
+		total += sizes[e.Value.(*cacheEntry)] // 0 for one added meanwhile: the next trim counts it
 	}
 	for cc.order.Len() > 1 && (cc.order.Len() > cc.max || total > cc.maxBytes) {
 		last := cc.order.Remove(cc.order.Back()).(*cacheEntry)
