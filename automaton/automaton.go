@@ -24,9 +24,11 @@ type Automaton struct {
 	prog      *grammar.Prog
 	vocab     *vocab.Vocab
 	trie      *Trie
-	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary
-	eog       []int      // the vocabulary's end-of-generation tokens
-	singles   [4]uint64  // the bytes that are a token by themselves
+	tokenSets [][]uint32 // per token set of the Prog: a bitset over the vocabulary, shared by sets alike
+	// tokenSetBytes is what the distinct token sets take.
+	tokenSetBytes int
+	eog           []int     // the vocabulary's end-of-generation tokens
+	singles       [4]uint64 // the bytes that are a token by themselves
 	// preds are the local view's (dfa's) predictions, which every
 	// Matcher's parser shares: read without build, unlike dfa.
 	preds *earley.Predictions
@@ -52,8 +54,8 @@ type Automaton struct {
 	// build serialises the computing of new state masks, which grows dfa.
 	build sync.Mutex
 	dfa   *earley.LocalDFA
-	// dfaBytes is dfa.Bytes() as the last build left it, read without
-	// build by CacheBytes.
+	// dfaBytes is what dfa and the walk memo took when the last build
+	// ended, read without build by CacheBytes.
 	dfaBytes atomic.Int64
 	walk     dfaWalk // under build
 	memo     walkMemo
@@ -321,9 +323,10 @@ func (a *Automaton) boundDFA() {
 	}
 }
 
-// endBuild notes the local view's size for CacheBytes and releases build.
+// endBuild notes the local view's size, and its walk memo's, for
+// CacheBytes and releases build.
 func (a *Automaton) endBuild() {
-	a.dfaBytes.Store(int64(a.dfa.Bytes()))
+	a.dfaBytes.Store(int64(a.dfa.Bytes() + 4*a.memo.toks + 64*len(a.memo.m)))
 	a.build.Unlock()
 }
 
@@ -334,10 +337,7 @@ func (a *Automaton) endBuild() {
 // that keeps many automata (a server's cache of constraints) can bound
 // them together by this.
 func (a *Automaton) CacheBytes() int64 {
-	n := 4 * int64(len(a.canon))
-	for _, set := range a.tokenSets {
-		n += 4 * int64(len(set))
-	}
+	n := 4*int64(len(a.canon)) + int64(a.tokenSetBytes)
 	a.mu.RLock()
 	n += int64(a.maskBytes+a.listedBytes) + 4*int64(a.cdTokens)
 	a.mu.RUnlock()
@@ -428,19 +428,21 @@ func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 	a.canon = canonRepeats(prog, t.maxDepth)
 	a.contexts.Max = maxContexts
 	a.singles = t.singles
+	var byPiece map[string]int // the vocabulary's tokens by piece, made for the first token named by text
+	distinct := map[string][]uint32{}
 	for _, ts := range prog.TokenSets {
 		set := make([]uint32, MaskWords(v.Len()))
 		for _, ref := range ts.Tokens {
 			id := ref.ID
 			if ref.Text != "" {
-				id = -1
-				for t := range v.Len() {
-					if v.Piece(t) == ref.Text {
-						id = t
-						break
+				if byPiece == nil {
+					byPiece = make(map[string]int, v.Len())
+					for t := v.Len() - 1; t >= 0; t-- { // the lowest id of a piece wins
+						byPiece[v.Piece(t)] = t
 					}
 				}
-				if id < 0 {
+				var ok bool
+				if id, ok = byPiece[ref.Text]; !ok {
 					return nil, fmt.Errorf("token %s: no such token in the vocabulary", ref.Text)
 				}
 			}
@@ -465,10 +467,26 @@ func New(prog *grammar.Prog, v *vocab.Vocab, t *Trie) (*Automaton, error) {
 				set[len(set)-1] &= 1<<tail - 1
 			}
 		}
+		// Sets alike are shared; the others are bounded together.
+		key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(set))), 4*len(set))
+		if same, ok := distinct[key]; ok {
+			set = same
+		} else {
+			distinct[key] = set
+			a.tokenSetBytes += 4 * len(set)
+			if a.tokenSetBytes > maxTokenSetBytes {
+				return nil, fmt.Errorf("the grammar's token terminals make more than %d different sets of tokens, which take more than %d MB over this vocabulary of %d tokens", len(distinct)-1, maxTokenSetBytes>>20, v.Len())
+			}
+		}
 		a.tokenSets = append(a.tokenSets, set)
 	}
 	return a, nil
 }
+
+// maxTokenSetBytes bounds the bitsets of a grammar's distinct token
+// sets: each takes a bit per token of the vocabulary (16 KB on
+// Llama-3's), and a grammar of a few KB can name thousands.
+const maxTokenSetBytes = 64 << 20
 
 // Vocab returns the vocabulary the automaton is bound to.
 func (a *Automaton) Vocab() *vocab.Vocab { return a.vocab }

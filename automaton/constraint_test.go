@@ -245,3 +245,27 @@ func TestDeepNesting(t *testing.T) {
 	assert.True(t, m.CanEnd())
 	t.Logf("state after %d levels: %d bytes", depth, m.StateBytes())
 }
+
+// TestTokenSetsSharedAndBounded: a bitset over the vocabulary per token
+// terminal is 16 KB on Llama-3's; terminals of one set share one, and
+// a grammar whose distinct sets would take more than 64 MB is refused
+// when bound, naming why.
+func TestTokenSetsSharedAndBounded(t *testing.T) {
+	v := llama3Vocab(t)
+	trie := automaton.NewTrie(v)
+	same := "root ::=" + strings.Repeat(" <|reserved_special_token_250|> <[1000]>", 2000)
+	a, err := automaton.New(mustCompile(t, same), v, trie)
+	require.NoError(t, err)
+	assert.Less(t, a.CacheBytes(), int64(64<<10), "4000 terminals of two sets take two bitsets")
+
+	var distinct strings.Builder
+	distinct.WriteString("root ::= ")
+	for id := range 5000 {
+		if id > 0 {
+			distinct.WriteString(" | ")
+		}
+		fmt.Fprintf(&distinct, "<[%d]>", 100+id)
+	}
+	_, err = automaton.New(mustCompile(t, distinct.String()), v, trie)
+	assert.ErrorContains(t, err, "more than 4185 different sets of tokens, which take more than 64 MB over this vocabulary of 128256 tokens")
+}

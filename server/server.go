@@ -202,10 +202,11 @@ type Config struct {
 }
 
 // DefaultConstraintCacheBytes is Config.ConstraintCacheBytes's default.
-// One automaton's caches stay under about 200 MB however hostile its
-// constraint; the constraints of ordinary requests take well under
-// 10 MB each. The bound is on live memory: with Go's collector at its
-// default the process may take about twice as much from the system.
+// Each automaton's caches are bounded on their own, at a few hundred MB
+// however hostile its constraint, and the constraints of ordinary
+// requests take well under 10 MB each. The bound is on live memory:
+// with Go's collector at its default the process may take about twice
+// as much from the system.
 const DefaultConstraintCacheBytes = 256 << 20
 
 // Server serves the OpenAI-compatible API. Close it after the
