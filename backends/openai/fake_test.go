@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -431,7 +432,7 @@ func TestEchoSpellsText(t *testing.T) {
 		{"too many tokens", `{"choices":[{"logprobs":{"content":[` + strings.Repeat(`{},`, 100) + `{}]}}]}`, "101 tokens, more than the 23"},
 		// Many tiny values, a line each (lines are bounded on their own),
 		// are refused before they are decoded.
-		{"too many objects", `{"choices":[{"logprobs":{"content":[` + strings.Repeat("{},\n", 400000) + `{}]}}]}`, "more than 1076 objects and arrays"},
+		{"too many objects", `{"choices":[{"logprobs":{"content":[` + strings.Repeat("{},\n", 400000) + `{}]}}]}`, "more than 1099 objects and arrays"},
 		{"too many values", `{"choices":[{"logprobs":{"text_offset":[` + strings.Repeat("0,\n", 400000) + `0]}}]}`, "more than 39480 values"},
 		{"too long", `{"choices":[{"text":"` + strings.Repeat("x", 3<<20) + `"}]}`, "longer than"},
 	} {
@@ -440,6 +441,31 @@ func TestEchoSpellsText(t *testing.T) {
 		require.Error(t, err, c.name)
 		assert.Contains(t, err.Error(), c.want, c.name)
 	}
+	// The most an echo can hold passes the bounds: a token per byte, and
+	// the spare tokens (three that spell nothing, the one generated), in
+	// the content shape, each with as many alternatives as a server may
+	// give (one more than asked), each with its bytes.
+	long := strings.Repeat("Lily was very ", 20)
+	for _, top := range []int{1, 5, 20} {
+		s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
+			var content []any
+			for _, c := range slices.Concat([]string{"", "", ""}, strings.Split(long+" happy", ""), []string{"!"}) {
+				e := entry(c, -0.1)
+				alts := []any{map[string]any{"token": c, "logprob": -0.1, "bytes": ints(c)}}
+				for k := range top {
+					alts = append(alts, map[string]any{"token": fmt.Sprint(k), "logprob": -3.0 - float64(k), "bytes": ints(fmt.Sprint(k))})
+				}
+				e["top_logprobs"] = alts
+				content = append(content, e)
+			}
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": long + " happy!", "logprobs": map[string]any{"content": content}, "finish_reason": "length"}}})
+			w.Write(b)
+		})
+		res, err := reins.New(backend(t, s.URL, openai.Options{Echo: true, TopLogprobs: top})).Score(context.Background(), " happy", reins.ScoreOptions{Context: long})
+		require.NoError(t, err, top)
+		assert.Len(t, res.Tokens, 6, top)
+	}
+
 	// Accents a server drops still spell the text.
 	s := fake(t, func(w http.ResponseWriter, r *http.Request, req map[string]any) {
 		fmt.Fprint(w, echo([]string{"Le", " caf", "e"}, []any{nil, -1.0, -2.0}, []int{0, 2, 6}, "Le cafe"))

@@ -591,7 +591,7 @@ func (b *Backend) ScorePrompt(ctx context.Context, prompt, text string, topN int
 	// Each token is at most an object with an array of bytes and one
 	// of alternatives, each an object with its own bytes.
 	entries := maxToks * (maxAlts + 1)
-	shape := remote.Shape{Containers: 2*entries + 64, Values: entries*(maxEntryValues+4) + 1024}
+	shape := remote.Shape{Containers: maxToks*(2*maxAlts+3) + 64, Values: entries*(maxEntryValues+4) + 1024}
 	if err := b.c.PostJSON(ctx, "/completions", body, &a, int64(64<<10+4<<10*maxToks*(maxAlts+1)), shape); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
