@@ -1,6 +1,7 @@
 package automaton
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/reins-go/reins/grammar"
@@ -86,11 +87,16 @@ func (m *Matcher) TokensToEnd() int {
 // FillMaskWithin is FillMask keeping only the tokens after which the
 // output can still finish (by TokensToEnd) in budget-1 more tokens.
 // It checks every allowed token, so it costs about a walk of the whole
-// mask: use it when the budget is close.
+// mask: use it when the budget is close. That walk's parsing is bounded
+// by MaskWork as a mask's is: a grammar that waits for thousands of
+// token terminals at once would take seconds per token, and fails the
+// step instead with an error wrapping earley.ErrWorkBudget.
 func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 	if err := m.FillMask(mask); err != nil || m.ended {
 		return err
 	}
+	m.p.SetWorkLimit(m.p.Work() + m.a.maskWork)
+	defer m.p.SetWorkLimit(0)
 	costs := m.a.costs()
 	m.memo.Mark(m.p.Len() + 1) // the walk only pushes above the current step
 	v := m.a.vocab
@@ -105,7 +111,7 @@ func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 			m.tok = t
 			ok := m.p.AdvanceToken(m.text(t), m.inSet)
 			if err := m.p.Err(); err != nil {
-				return err
+				return fmt.Errorf("automaton: the mask's check of each token against the budget passed its parsing budget of %d units (MaskWork): %w", m.a.maskWork, err)
 			}
 			if ok {
 				ok = int(m.p.CostToEnd(costs, &m.memo)) <= budget-1

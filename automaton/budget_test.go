@@ -1,8 +1,10 @@
 package automaton_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -211,4 +213,30 @@ func TestMaskWorkCutShortNotCached(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, failed, "each mask, the second in each state too, passes the bound")
+}
+
+// TestFillMaskWithinWorkBounded: a grammar waiting for many token
+// terminals at once makes FillMaskWithin's check of every allowed token
+// advance the parser over all of them, token after token; that work is
+// bounded by MaskWork as a mask's is, and past it the step fails with
+// ErrWorkBudget (on Llama-3's vocabulary, 3,000 negated sets took
+// seconds per token). Within the bound the same grammar's check works.
+func TestFillMaskWithinWorkBounded(t *testing.T) {
+	v := fixture.New().Vocab()
+	var src strings.Builder
+	src.WriteString("root ::= (")
+	for id := range 200 {
+		if id > 0 {
+			src.WriteString(" | ")
+		}
+		fmt.Fprintf(&src, "<[%d]> | !<[%d]>", 3+id%50, 3+id%50+1)
+	}
+	src.WriteString(")+")
+	a := bindGBNF(t, v, src.String())
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	require.NoError(t, a.NewMatcher().FillMaskWithin(mask, 2), "within MaskWork")
+	a.SetMaskWork(20000)
+	err := a.NewMatcher().FillMaskWithin(mask, 2)
+	require.ErrorIs(t, err, earley.ErrWorkBudget)
+	assert.ErrorContains(t, err, "passed its parsing budget of 20000 units (MaskWork)")
 }

@@ -384,3 +384,31 @@ func TestCheckStateBound(t *testing.T) {
 	flat := compileGBNF(t, `root ::= ("a" | "b")*`)
 	assert.NoError(t, Check(flat, strings.NewReader(strings.Repeat("ab", 1<<20)), CheckOptions{MaxStateBytes: 1 << 20}))
 }
+
+// TestAdvanceTokenCountsTokenWork: AdvanceToken's work counts the set it
+// scans for token terminals and the items the matching ones add beside
+// the token's bytes, so that a job's limit bounds a walk over tokens
+// waited for by thousands of terminals at once.
+func TestAdvanceTokenCountsTokenWork(t *testing.T) {
+	const n = 500
+	var src strings.Builder
+	src.WriteString(`root ::= ("a"`)
+	for id := range n {
+		fmt.Fprintf(&src, " | !<[%d]>", id)
+	}
+	src.WriteString(")+")
+	g, err := gbnf.Parse("t.gbnf", src.String())
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	ps := NewParser(p)
+	before := ps.Work()
+	require.True(t, ps.AdvanceToken([]byte("a"), func(int) bool { return true }))
+	assert.GreaterOrEqual(t, ps.Work()-before, int64(2*n), "the scan of %d terminals and the %d items they add", n, n)
+
+	ps = NewParser(p)
+	ps.SetWorkLimit(ps.Work() + n)
+	require.False(t, ps.AdvanceToken([]byte("a"), func(int) bool { return true }))
+	require.ErrorIs(t, ps.Err(), ErrWorkBudget)
+	assert.Zero(t, ps.Len(), "the step over the limit is not taken")
+}

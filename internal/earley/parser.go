@@ -469,12 +469,14 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	cur := ps.top()
 	ps.kernel = ps.kernel[:0]
 	if inSet != nil && len(ps.prog.TokenSets) > 0 {
-		for _, it := range ps.set(cur) {
+		items := ps.set(cur)
+		for _, it := range items {
 			in := &ps.prog.Inst[it.pc]
 			if in.Op == grammar.InstToken && inSet(int(in.Arg)) {
 				ps.kernel = append(ps.kernel, item{pc: in.Out, origin: it.origin})
 			}
 		}
+		ps.total += int64(len(items)) // the set scanned for token terminals
 	}
 	n := 0
 	for _, b := range text {
@@ -492,11 +494,18 @@ func (ps *Parser) AdvanceToken(text []byte, inSet func(set int) bool) bool {
 	}
 	if bytesOK {
 		// Merge into the set the bytes built; its dedup marks are current.
-		from := uint32(len(ps.items))
+		from, left := uint32(len(ps.items)), ps.left
 		for _, k := range ps.kernel {
 			ps.add(k.pc, k.origin)
 		}
 		ps.close(from)
+		if ps.err == nil {
+			// The merge's work counts toward the whole job's limit too.
+			ps.total += int64(left-ps.left) + int64(uint32(len(ps.items))-from)
+			if ps.total > ps.limit {
+				ps.err = &BudgetError{Step: int(ps.buildAt), Work: ps.total, Budget: ps.limit, Whole: true}
+			}
+		}
 		if ps.err != nil {
 			ps.Pop(n)
 			return false
