@@ -1,11 +1,16 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/internal/fixture"
 )
 
@@ -83,5 +88,34 @@ func TestConstraintCacheBytes(t *testing.T) {
 	}
 	if _, kept := cc.byKey[keyOf("regex", "[a-z]{3}")]; !kept {
 		t.Error("the most recent constraint was dropped")
+	}
+}
+
+// costlyConstraint fails its mask as an automaton's does when the
+// parse passes its work budget.
+type costlyConstraint struct{}
+
+func (costlyConstraint) FillMask([]uint32) error {
+	return fmt.Errorf("automaton: the mask's parse passed its budget: %w", reins.ErrWorkBudget)
+}
+func (costlyConstraint) Advance(int) error { return nil }
+func (costlyConstraint) CanEnd() bool      { return false }
+
+// TestCostlyConstraintIsABadRequest: a constraint whose masks pass their
+// work budget (a grammar waiting for thousands of token terminals, an
+// ambiguous one) is the request's fault: a 400 naming the field that
+// gave it, not a server error.
+func TestCostlyConstraintIsABadRequest(t *testing.T) {
+	s, _, _ := newTest(t, Config{})
+	con, err := reins.Grammar(`root ::= "a"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &job{prompt: "The", maxTokens: 4, con: con, conParam: "grammar", started: time.Now(),
+		opts: decode.Options{MaxTokens: 4, Constraint: func() decode.Constraint { return costlyConstraint{} }}}
+	_, err = s.run(context.Background(), j, nil)
+	ae := s.runError(httptest.NewRequest("POST", "/v1/completions", nil), err)
+	if ae == nil || ae.Status != 400 || ae.Param == nil || *ae.Param != "grammar" || !strings.Contains(ae.Message, "too costly to follow") {
+		t.Fatalf("got %+v from %v, want a 400 naming grammar", ae, err)
 	}
 }

@@ -27,6 +27,7 @@ type job struct {
 	topLogprobs int
 	opts        decode.Options
 	con         *reins.Constraint
+	conParam    string // the request field that gave con
 	started     time.Time
 	// echoed is set by run once the prompt is scored (echo), before
 	// the first token is emitted.
@@ -142,6 +143,10 @@ func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (res *result, e
 			c = u.Completion
 		}
 		res.unfinished = u.Detail
+	case errors.Is(err, reins.ErrWorkBudget) && j.con != nil:
+		// The request's constraint is too costly to follow: a grammar
+		// that waits for thousands of token terminals, or is ambiguous.
+		return nil, withCode(badRequest(j.conParam, "the constraint is too costly to follow at this point of the output: "+err.Error()), "constraint_too_costly")
 	default:
 		return nil, err
 	}

@@ -210,7 +210,7 @@ func (s *Server) commonParams(c *common, maxTokens *int, maxName string, top int
 	if ae != nil {
 		return nil, 0, ae
 	}
-	j := &job{maxTokens: max, topLogprobs: top, con: con, started: time.Now(),
+	j := &job{maxTokens: max, topLogprobs: top, con: con, conParam: param, started: time.Now(),
 		opts: decode.Options{MaxTokens: max, Stop: append(stop, extraStop...), TopLogprobs: top, Sampling: so}}
 	if con != nil {
 		f, err := s.decodeConstraint(con)
