@@ -174,3 +174,43 @@ func TestFormatDFAsShared(t *testing.T) {
 		assert.Equal(t, fresh.String(), shared.String(), "%s: the shared automaton changed", name)
 	}
 }
+
+// TestFormatGrammarsCopied: the formats' grammars are built once and
+// shared, and each compilation takes a copy, so that a caller who
+// changes the grammar it got back changes nothing for the next one.
+func TestFormatGrammarsCopied(t *testing.T) {
+	for name := range formats {
+		schema := []byte(`{"type": "string", "format": "` + name + `"}`)
+		g, first, err := CompileProg(schema, Options{})
+		require.NoError(t, err, name)
+		seen := map[*grammar.Node]bool{}
+		var spoil func(n *grammar.Node)
+		spoil = func(n *grammar.Node) {
+			if seen[n] {
+				return
+			}
+			seen[n] = true
+			for _, s := range n.Subs {
+				spoil(s)
+			}
+			for i := range n.Ranges {
+				n.Ranges[i] = 'x'
+			}
+			for i := range n.Bytes {
+				n.Bytes[i] = 'x'
+			}
+			for i := range n.Runes {
+				n.Runes[i] = 'x'
+			}
+			if n.Op == grammar.OpRepeat {
+				n.Min, n.Max = 7, 7
+			}
+		}
+		for _, r := range g.Rules {
+			spoil(r.Body)
+		}
+		_, again, err := CompileProg(schema, Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, first.Inst, again.Inst, "%s: a caller's change to its grammar reached the next compilation", name)
+	}
+}

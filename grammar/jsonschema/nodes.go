@@ -1,6 +1,10 @@
 package jsonschema
 
-import "github.com/reins-go/reins/grammar"
+import (
+	"slices"
+
+	"github.com/reins-go/reins/grammar"
+)
 
 // nodeSlab makes a compile's grammar nodes, and their lists of subnodes,
 // in chunks: a schema's grammar is thousands of small nodes, which all
@@ -102,4 +106,25 @@ func (s *nodeSlab) bytes(str string) *grammar.Node {
 	at := len(s.text)
 	s.text = append(s.text, str...)
 	return s.node(grammar.Node{Op: grammar.OpBytes, Bytes: s.text[at:len(s.text):len(s.text)]})
+}
+
+// copyTree returns a copy of the tree n made in the slab, its slices
+// copied too, and its shared subtrees still shared (copied holds the
+// copies made so far): a tree shared across compilations goes into a
+// grammar that is the caller's only as a copy.
+func (s *nodeSlab) copyTree(n *grammar.Node, copied map[*grammar.Node]*grammar.Node) *grammar.Node {
+	if c, ok := copied[n]; ok {
+		return c
+	}
+	c := *n
+	if n.Subs != nil {
+		subs := make([]*grammar.Node, len(n.Subs))
+		for i, sub := range n.Subs {
+			subs[i] = s.copyTree(sub, copied)
+		}
+		c.Subs = s.list(subs)
+	}
+	c.Bytes, c.Ranges, c.Runes, c.Tokens = slices.Clone(n.Bytes), slices.Clone(n.Ranges), slices.Clone(n.Runes), slices.Clone(n.Tokens)
+	copied[n] = s.node(c)
+	return copied[n]
 }

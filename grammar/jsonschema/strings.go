@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/reins-go/reins/grammar"
-	"github.com/reins-go/reins/grammar/regex"
 )
 
 // maxStringBound is the largest minLength or maxLength reins takes.
@@ -82,16 +81,14 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
 	}
 	name, ptr := n.Str.Formats[0], n.Str.FormatPtrs[0]
-	g, err := regex.Lower(formats[name], false)
+	f, err := formatGrammars[name]()
 	if err != nil {
 		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
 	}
-	if !lengthsWithin(g, min, max) {
+	if !lengthsWithin(f.plain, min, max) {
 		return c.strDFA(n)
 	}
-	if g, err = jsonEncode(g); err != nil {
-		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
-	}
+	g := c.nodes.copyTree(f.encoded, map[*grammar.Node]*grammar.Node{})
 	// A rule per format, shared by every string of that format.
 	return c.shared("_format_"+name, func() *grammar.Node { return grammar.Seq(lit(`"`), g, lit(`"`)) }), nil
 }
