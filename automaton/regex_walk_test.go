@@ -57,21 +57,26 @@ func TestRegexTokenWalksMatchGoRegexp(t *testing.T) {
 					}
 				}
 				require.NotEmpty(t, allowed)
-				// A random first byte, then a random token starting with
-				// it: uniform over tokens would almost never pick ".".
-				byFirst := map[byte][]int{}
+				// A random first byte (in the order the allowed tokens
+				// first show them), then a random token starting with it:
+				// uniform over tokens would almost never pick ".".
+				var seen [256]bool
 				var firsts []byte
 				for _, id := range allowed {
-					if b := v.Bytes(id); len(b) > 0 && !v.IsEOG(id) {
-						if byFirst[b[0]] == nil {
-							firsts = append(firsts, b[0])
-						}
-						byFirst[b[0]] = append(byFirst[b[0]], id)
+					if b := v.Bytes(id); len(b) > 0 && !v.IsEOG(id) && !seen[b[0]] {
+						seen[b[0]] = true
+						firsts = append(firsts, b[0])
 					}
 				}
 				tok := v.EOS()
 				if len(firsts) > 0 {
-					group := byFirst[firsts[r.IntN(len(firsts))]]
+					first := firsts[r.IntN(len(firsts))]
+					var group []int
+					for _, id := range allowed {
+						if b := v.Bytes(id); len(b) > 0 && !v.IsEOG(id) && b[0] == first {
+							group = append(group, id)
+						}
+					}
 					tok = group[r.IntN(len(group))]
 				}
 				if m.CanEnd() && r.IntN(3) == 0 {

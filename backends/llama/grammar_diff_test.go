@@ -68,12 +68,15 @@ func TestMasksAgreeWithLlamaCpp(t *testing.T) {
 	vocabs := []string{"ggml-vocab-llama-bpe.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"}
 	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "gbnf"), "*.gbnf"))
 	require.NotEmpty(t, files)
-	for _, vname := range vocabs {
+	for vi, vname := range vocabs {
 		v, err := vocab.Load(shared.Path(t, filepath.Join("vocab", vname)))
 		require.NoError(t, err)
 		trie := automaton.NewTrie(v)
 		ref := NewReferenceVocab(v)
-		for _, f := range files {
+		for fi, f := range files {
+			if fi%len(vocabs) == vi && !shared.Sweep() {
+				continue // each grammar on two of the vocabularies; on all with REINS_SWEEP set
+			}
 			t.Run(vname+"/"+filepath.Base(f), func(t *testing.T) {
 				src, err := os.ReadFile(f)
 				require.NoError(t, err)

@@ -48,3 +48,22 @@ func Path(t testing.TB, rel string) string {
 	}
 	return p
 }
+
+// Sweep reports whether REINS_SWEEP asks the tests for their full
+// sweeps (every input of a data set, every seed); by default the
+// slowest differential tests take a fixed sample, so that go test ./...
+// stays within a few minutes on a small machine.
+func Sweep() bool { return os.Getenv("REINS_SWEEP") != "" }
+
+// Sample returns all under Sweep, else every every-th item from the
+// offset-th: a sample that is the same at every run.
+func Sample[T any](all []T, every, offset int) []T {
+	if Sweep() || every <= 1 {
+		return all
+	}
+	var out []T
+	for i := offset % every; i < len(all); i += every {
+		out = append(out, all[i])
+	}
+	return out
+}
