@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -213,4 +214,17 @@ func TestFormatGrammarsCopied(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.Equal(t, first.Inst, again.Inst, "%s: a caller's change to its grammar reached the next compilation", name)
 	}
+}
+
+// TestFormatCopiedOncePerCompile: a compile copies a format's grammar
+// once, for the rule every string of that format shares, however many
+// strings of it differ in bounds that do not cut it (each copy's nodes
+// count toward maxGrammarNodes: a copy per string refused this).
+func TestFormatCopiedOncePerCompile(t *testing.T) {
+	var props []string
+	for i := range 1000 {
+		props = append(props, fmt.Sprintf(`"p%d": {"type": "string", "format": "ipv6", "maxLength": %d}`, i, 100+i))
+	}
+	_, _, err := CompileProg([]byte(`{"type": "object", "properties": {`+strings.Join(props, ", ")+`}}`), Options{})
+	require.NoError(t, err)
 }

@@ -88,9 +88,11 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 	if !lengthsWithin(f.plain, min, max) {
 		return c.strDFA(n)
 	}
-	g := c.nodes.copyTree(f.encoded, map[*grammar.Node]*grammar.Node{})
-	// A rule per format, shared by every string of that format.
-	return c.shared("_format_"+name, func() *grammar.Node { return grammar.Seq(lit(`"`), g, lit(`"`)) }), nil
+	// A rule per format, shared by every string of that format, and one
+	// copy of the format's grammar for it.
+	return c.shared("_format_"+name, func() *grammar.Node {
+		return grammar.Seq(lit(`"`), c.nodes.copyTree(f.encoded, map[*grammar.Node]*grammar.Node{}), lit(`"`))
+	}), nil
 }
 
 // strDFA compiles the strings of n by automaton: the product of each
