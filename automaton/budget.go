@@ -87,15 +87,21 @@ func (m *Matcher) TokensToEnd() int {
 // FillMaskWithin is FillMask keeping only the tokens after which the
 // output can still finish (by TokensToEnd) in budget-1 more tokens.
 // It checks every allowed token, so it costs about a walk of the whole
-// mask: use it when the budget is close. That walk's parsing is bounded
-// by MaskWork as a mask's is: a grammar that waits for thousands of
-// token terminals at once would take seconds per token, and fails the
-// step instead with an error wrapping earley.ErrWorkBudget.
+// mask: use it when the budget is close. That walk's parsing is bounded,
+// at MaskWork plus withinWork per allowed token: a grammar that waits
+// for thousands of token terminals at once would take seconds per
+// token, and fails the step instead with an error wrapping
+// earley.ErrWorkBudget.
 func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 	if err := m.FillMask(mask); err != nil || m.ended {
 		return err
 	}
-	m.p.SetWorkLimit(m.p.Work() + m.a.maskWork)
+	allowed := 0
+	for _, w := range mask[:MaskWords(m.a.vocab.Len())] {
+		allowed += bits.OnesCount32(w)
+	}
+	limit := m.a.maskWork + int64(allowed)*withinWork
+	m.p.SetWorkLimit(m.p.Work() + limit)
 	defer m.p.SetWorkLimit(0)
 	costs := m.a.costs()
 	m.memo.Mark(m.p.Len() + 1) // the walk only pushes above the current step
@@ -111,7 +117,7 @@ func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 			m.tok = t
 			ok := m.p.AdvanceToken(m.text(t), m.inSet)
 			if err := m.p.Err(); err != nil {
-				return fmt.Errorf("automaton: the mask's check of each token against the budget passed its parsing budget of %d units (MaskWork): %w", m.a.maskWork, err)
+				return fmt.Errorf("automaton: the mask's check of each of its %d tokens against the budget passed its parsing budget of %d units (MaskWork and %d a token): %w", allowed, limit, withinWork, err)
 			}
 			if ok {
 				ok = int(m.p.CostToEnd(costs, &m.memo)) <= budget-1
@@ -124,3 +130,11 @@ func (m *Matcher) FillMaskWithin(mask []uint32, budget int) error {
 	}
 	return nil
 }
+
+// withinWork is the parsing work FillMaskWithin allows per allowed
+// token beside MaskWork. An ordinary grammar takes about 75 units a
+// token for each rule open at once (a string that may be one of eight
+// patterns, eight): Llama-3's 128,256 tokens under such a string took
+// 72M units, past MaskWork alone. Thousands of token terminals waiting
+// at once take over 10,000.
+const withinWork = 4096

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reins-go/reins/automaton"
+	"github.com/reins-go/reins/grammar/jsonschema"
 	"github.com/reins-go/reins/internal/earley"
 	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
@@ -218,14 +219,14 @@ func TestMaskWorkCutShortNotCached(t *testing.T) {
 // TestFillMaskWithinWorkBounded: a grammar waiting for many token
 // terminals at once makes FillMaskWithin's check of every allowed token
 // advance the parser over all of them, token after token; that work is
-// bounded by MaskWork as a mask's is, and past it the step fails with
-// ErrWorkBudget (on Llama-3's vocabulary, 3,000 negated sets took
-// seconds per token). Within the bound the same grammar's check works.
+// bounded (by MaskWork and withinWork a token), and past it the step
+// fails with ErrWorkBudget (7,000 terminals took 37 s for 50 tokens of
+// llama-2-tiny-random). Within the bound the same grammar's check works.
 func TestFillMaskWithinWorkBounded(t *testing.T) {
 	v := fixture.New().Vocab()
 	var src strings.Builder
 	src.WriteString("root ::= (")
-	for id := range 200 {
+	for id := range 4000 {
 		if id > 0 {
 			src.WriteString(" | ")
 		}
@@ -238,5 +239,29 @@ func TestFillMaskWithinWorkBounded(t *testing.T) {
 	a.SetMaskWork(20000)
 	err := a.NewMatcher().FillMaskWithin(mask, 2)
 	require.ErrorIs(t, err, earley.ErrWorkBudget)
-	assert.ErrorContains(t, err, "passed its parsing budget of 20000 units (MaskWork)")
+	assert.ErrorContains(t, err, "units (MaskWork and 4096 a token)")
+}
+
+// TestFillMaskWithinOrdinaryWork: an ordinary grammar's check of every
+// token near the budget's end stays within the bound on Llama-3's
+// vocabulary, even where most tokens are allowed and many rules are open
+// at once (a string that may match any of eight patterns took 72M units,
+// past MaskWork alone).
+func TestFillMaskWithinOrdinaryWork(t *testing.T) {
+	v := llama3Vocab(t)
+	var pats []string
+	for c := 'a'; c < 'a'+8; c++ {
+		pats = append(pats, fmt.Sprintf(`{"type": "string", "pattern": "^[^%c]*$"}`, c))
+	}
+	schema := `{"type": "object", "properties": {"x": {"anyOf": [` + strings.Join(pats, ", ") + `]}}, "required": ["x"], "additionalProperties": false}`
+	_, p, err := jsonschema.CompileProg([]byte(schema), jsonschema.Options{})
+	require.NoError(t, err)
+	a, err := automaton.New(p, v, automaton.NewTrie(v))
+	require.NoError(t, err)
+	m, err := a.NewMatcherAfter([]byte(`{"x": "`))
+	require.NoError(t, err)
+	mask := make([]uint32, automaton.MaskWords(v.Len()))
+	before := m.Work()
+	require.NoError(t, m.FillMaskWithin(mask, 3))
+	t.Logf("%d units of work, MaskWork %d", m.Work()-before, automaton.MaskWork)
 }
