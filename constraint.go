@@ -40,9 +40,10 @@ type Constraint struct {
 	relaxed []string              // keywords the JSON grammar does not enforce
 	options []string              // a Choice's options
 
-	mu     sync.Mutex
-	bound  map[*vocab.Vocab]*automaton.Automaton
-	healed map[string]*Constraint // after(prefix), by prefix, at most maxHealed
+	mu      sync.Mutex
+	bound   map[*vocab.Vocab]*automaton.Automaton
+	binding map[*vocab.Vocab]*pendingBind // Binds in progress
+	healed  map[string]*Constraint        // after(prefix), by prefix, at most maxHealed
 	// healedOrder holds healed's prefixes, the least recently used first.
 	healedOrder []string
 }
@@ -385,27 +386,46 @@ func (c *Constraint) automaton(m *Model) (*automaton.Automaton, error) {
 // vocabulary.
 func (c *Constraint) Bind(v *vocab.Vocab, t *automaton.Trie) (*automaton.Automaton, error) {
 	c.mu.Lock()
-	a, ok := c.bound[v]
-	c.mu.Unlock()
-	if ok {
+	if a, ok := c.bound[v]; ok {
+		c.mu.Unlock()
 		return a, nil
 	}
+	if b, ok := c.binding[v]; ok { // another goroutine binds it: wait for its result
+		c.mu.Unlock()
+		<-b.done
+		return b.a, b.err
+	}
+	b := &pendingBind{done: make(chan struct{})}
+	if c.binding == nil {
+		c.binding = map[*vocab.Vocab]*pendingBind{}
+	}
+	c.binding[v] = b
+	c.mu.Unlock()
 	// Bound without the lock, which Bytes takes too: a grammar of many
 	// token terminals takes a while.
-	a, err := automaton.New(c.prog, v, t)
-	if err != nil {
-		return nil, fmt.Errorf("reins: %s: %w", c.desc, err)
+	b.a, b.err = automaton.New(c.prog, v, t)
+	if b.err != nil {
+		b.a, b.err = nil, fmt.Errorf("reins: %s: %w", c.desc, b.err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if other, ok := c.bound[v]; ok { // bound meanwhile: one automaton per vocabulary
-		return other, nil
+	delete(c.binding, v)
+	if b.err == nil {
+		if c.bound == nil {
+			c.bound = map[*vocab.Vocab]*automaton.Automaton{}
+		}
+		c.bound[v] = b.a
 	}
-	if c.bound == nil {
-		c.bound = map[*vocab.Vocab]*automaton.Automaton{}
-	}
-	c.bound[v] = a
-	return a, nil
+	c.mu.Unlock()
+	close(b.done)
+	return b.a, b.err
+}
+
+// pendingBind is a Bind in progress, which others binding the same
+// vocabulary wait for instead of binding again.
+type pendingBind struct {
+	done chan struct{} // closed when a and err are set
+	a    *automaton.Automaton
+	err  error
 }
 
 // Match reports whether text is in the language: nil, or a

@@ -2,11 +2,13 @@ package reins
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins/automaton"
 	"github.com/reins-go/reins/decode"
 )
 
@@ -133,4 +135,31 @@ func TestHealedCopiesBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotSame(t, first, again, "the least recently used copy was dropped and compiled again")
 	require.NoError(t, again.Match([]byte("abc")))
+}
+
+// TestConcurrentBindsShareOne: goroutines that bind one constraint to
+// one vocabulary at once get one automaton (one binds; the others wait
+// for it), and a bind that fails fails alike for each of them.
+func TestConcurrentBindsShareOne(t *testing.T) {
+	m := Builtin()
+	v, trie := m.Vocab(), m.tokenTrie()
+	for _, src := range []string{`root ::= [a-z]+ "."`, `root ::= "a" <[999999]>`} {
+		c, err := Grammar(src)
+		require.NoError(t, err)
+		got := make([]*automaton.Automaton, 8)
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Go(func() { got[i], errs[i] = c.Bind(v, trie) })
+		}
+		wg.Wait()
+		for i := range got {
+			assert.Same(t, got[0], got[i], "%s: binding %d", src, i)
+			assert.Equal(t, errs[0], errs[i], "%s: binding %d", src, i)
+		}
+		if src == `root ::= "a" <[999999]>` {
+			assert.ErrorContains(t, errs[0], "outside the vocabulary")
+			assert.Empty(t, c.binding, "a failed bind is not left in progress")
+		}
+	}
 }
