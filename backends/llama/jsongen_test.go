@@ -35,10 +35,7 @@ const (
 )
 
 // sweep reports whether REINS_SWEEP asks for the full sweep.
-func sweep() bool {
-	v := os.Getenv("REINS_SWEEP")
-	return v != "" && v != "0"
-}
+func sweep() bool { return shared.Sweep() }
 
 // generationSchemas returns the schemas of testdata/schemas and every
 // 100th MaskBench schema that compiles in bounded mode, is at most 3 KB

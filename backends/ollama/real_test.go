@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,7 +29,7 @@ import (
 
 // seeds is how many seeds each constraint runs; REINS_SWEEP=1 widens it.
 func seeds() uint64 {
-	if os.Getenv("REINS_SWEEP") != "" {
+	if shared.Sweep() {
 		return 24
 	}
 	return 4

@@ -127,7 +127,7 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 }
 
 // sweep is true when REINS_SWEEP asks for the largest inputs.
-func sweep() bool { return os.Getenv("REINS_SWEEP") != "" }
+func sweep() bool { return shared.Sweep() }
 
 func TestHostileInput(t *testing.T) {
 	if testing.Short() {

@@ -50,10 +50,14 @@ func Path(t testing.TB, rel string) string {
 }
 
 // Sweep reports whether REINS_SWEEP asks the tests for their full
-// sweeps (every input of a data set, every seed); by default the
-// slowest differential tests take a fixed sample, so that go test ./...
-// stays within a few minutes on a small machine.
-func Sweep() bool { return os.Getenv("REINS_SWEEP") != "" }
+// sweeps (every input of a data set, every seed, the largest inputs):
+// set to anything but "" or "0". By default the slowest tests take a
+// fixed sample, so that go test ./... stays within a few minutes on a
+// small machine.
+func Sweep() bool {
+	v := os.Getenv("REINS_SWEEP")
+	return v != "" && v != "0"
+}
 
 // Sample returns all under Sweep, else every every-th item from the
 // offset-th: a sample that is the same at every run.
