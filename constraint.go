@@ -401,6 +401,16 @@ func (c *Constraint) Bind(v *vocab.Vocab, t *automaton.Trie) (*automaton.Automat
 	}
 	c.binding[v] = b
 	c.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil { // a bug: those waiting fail too, and the next may try again
+			b.a, b.err = nil, fmt.Errorf("reins: %s: binding failed: %v", c.desc, p)
+			c.mu.Lock()
+			delete(c.binding, v)
+			c.mu.Unlock()
+			close(b.done)
+			panic(p)
+		}
+	}()
 	// Bound without the lock, which Bytes takes too: a grammar of many
 	// token terminals takes a while.
 	b.a, b.err = automaton.New(c.prog, v, t)

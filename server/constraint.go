@@ -70,8 +70,8 @@ func keyOf(kind, src string) [32]byte { return sha256.Sum256([]byte(kind + "\x00
 
 // trim drops the least recently used constraints while there are more
 // than max, or they hold more than maxBytes; the most recent stays. The
-// sizes are taken without the cache's lock (a constraint being bound
-// may make them wait), so that other requests find theirs meanwhile.
+// sizes are taken without the cache's lock, so that other requests find
+// theirs meanwhile.
 func (cc *constraintCache) trim() {
 	cc.mu.Lock()
 	entries := make([]*cacheEntry, 0, cc.order.Len())
