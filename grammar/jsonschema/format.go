@@ -92,35 +92,34 @@ var formats = func() map[string]string {
 // for lengthsWithin) and JSON-encoded (encoded, a string's content).
 type formatGrammar struct{ plain, encoded *grammar.Node }
 
-// formatGrammars holds each format's grammars, built on first use and
-// then shared, read only: lowering date-time's expression took about a
-// twentieth of MaskBench's compile time. A compilation puts a copy of
-// encoded (nodeSlab.copyTree) into its grammar, which is the caller's to
-// keep or change.
-var formatGrammars = func() map[string]func() (formatGrammar, error) {
-	m := make(map[string]func() (formatGrammar, error), len(formats))
-	for name, re := range formats {
-		m[name] = sync.OnceValues(func() (formatGrammar, error) {
-			plain, err := regex.Lower(re, false)
-			if err != nil {
-				return formatGrammar{}, err
-			}
-			encoded, err := jsonEncode(plain)
-			return formatGrammar{plain, encoded}, err
-		})
-	}
-	return m
-}()
+// builtFormat is what compilations take from a format's expression,
+// each built on first use and then shared, read only: its grammars
+// (lowering date-time's took about a twentieth of MaskBench's compile
+// time; a compilation puts a copy of encoded, nodeSlab.copyTree, into
+// its grammar, which is the caller's to keep or change) and its
+// automaton (regexDFA, matched in full, for a format intersected with a
+// pattern or length bounds: uri's takes about 8 ms to build, more than
+// most schemas' whole compile).
+type builtFormat struct {
+	grammar func() (formatGrammar, error)
+	dfa     func() (*dfa, error)
+}
 
-// formatDFAs holds each format's automaton (regexDFA of its expression,
-// matched in full), built on first use and then shared, read only, by
-// every compilation that intersects a format with a pattern or length
-// bounds: uri's takes about 8 ms to build, more than most schemas' whole
-// compile.
-var formatDFAs = func() map[string]func() (*dfa, error) {
-	m := make(map[string]func() (*dfa, error), len(formats))
+// builtFormats holds every format's builtFormat.
+var builtFormats = func() map[string]builtFormat {
+	m := make(map[string]builtFormat, len(formats))
 	for name, re := range formats {
-		m[name] = sync.OnceValues(func() (*dfa, error) { return regexDFA(re, false) })
+		m[name] = builtFormat{
+			grammar: sync.OnceValues(func() (formatGrammar, error) {
+				plain, err := regex.Lower(re, false)
+				if err != nil {
+					return formatGrammar{}, err
+				}
+				encoded, err := jsonEncode(plain)
+				return formatGrammar{plain, encoded}, err
+			}),
+			dfa: sync.OnceValues(func() (*dfa, error) { return regexDFA(re, false) }),
+		}
 	}
 	return m
 }()

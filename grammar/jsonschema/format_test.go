@@ -168,7 +168,7 @@ func TestFormatDFAsShared(t *testing.T) {
 		_, again, err := CompileProg([]byte(schema), Options{})
 		require.NoError(t, err, name)
 		assert.Equal(t, first.Inst, again.Inst, "%s: a second compilation differs", name)
-		shared, err := formatDFAs[name]()
+		shared, err := builtFormats[name].dfa()
 		require.NoError(t, err, name)
 		fresh, err := regexDFA(formats[name], false)
 		require.NoError(t, err, name)

@@ -229,7 +229,7 @@ func forSharedSchemas(t *testing.T, check func(what string, doc any)) {
 	}
 	// A quarter of maskbench-dev (all of it with REINS_SWEEP=1).
 	files, _ := filepath.Glob(filepath.Join(shared.Path(t, "maskbench-dev"), "*.json"))
-	for _, f := range shared.Sample(files, 4, 0) {
+	for _, f := range shared.Sample(files, 4) {
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
 		var mb struct{ Schema json.RawMessage }

@@ -81,7 +81,7 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 		return grammar.Seq(lit(`"`), g, lit(`"`)), nil
 	}
 	name, ptr := n.Str.Formats[0], n.Str.FormatPtrs[0]
-	f, err := formatGrammars[name]()
+	f, err := builtFormats[name].grammar()
 	if err != nil {
 		return nil, c.errorf(ptr, "format", "internal: format %q: %v", name, err)
 	}
@@ -156,11 +156,11 @@ func (c *compiler) stringComponents(n *Node) (comps []*dfa, want []bool, kw, ptr
 		comps, want = append(comps, d), append(want, true)
 	}
 	for i, name := range n.Str.Formats {
-		build, ok := formatDFAs[name]
+		built, ok := builtFormats[name]
 		if !ok {
 			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q is not supported", name)
 		}
-		d, err := build()
+		d, err := built.dfa()
 		if err != nil {
 			return nil, nil, "", "", c.errorf(n.Str.FormatPtrs[i], "format", "format %q with length bounds or a pattern, by automaton: %v", name, err)
 		}

@@ -60,13 +60,13 @@ func Sweep() bool {
 }
 
 // Sample returns all under Sweep, else every every-th item from the
-// offset-th: a sample that is the same at every run.
-func Sample[T any](all []T, every, offset int) []T {
+// first: a sample that is the same at every run.
+func Sample[T any](all []T, every int) []T {
 	if Sweep() || every <= 1 {
 		return all
 	}
 	var out []T
-	for i := offset % every; i < len(all); i += every {
+	for i := 0; i < len(all); i += every {
 		out = append(out, all[i])
 	}
 	return out
