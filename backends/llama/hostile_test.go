@@ -160,7 +160,7 @@ func (r childResult) crashed() bool { return r.signal != 0 || r.timedOut }
 func (r childResult) String() string {
 	switch {
 	case r.timedOut:
-		return "hung (killed after " + childTimeout.String() + ")"
+		return "hung (killed after " + r.elapsed.Round(time.Second).String() + ")"
 	case r.signal != 0:
 		return "killed by " + r.signal.String()
 	}
@@ -176,15 +176,24 @@ func runChild(t testing.TB, path string, unchecked bool) childResult {
 // runChildEnv is runChild with more environment variables for the child.
 func runChildEnv(t testing.TB, path string, unchecked bool, env ...string) childResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), childTimeout)
+	env = append(env, childEnv+"="+path)
+	if unchecked {
+		env = append(env, childUncheckedEnv+"=1")
+	}
+	return runChildWithin(t, childTimeout, env...)
+}
+
+// runChildWithin runs the test binary as a child with the environment
+// variables env (which choose what TestMain runs), killing it as hung
+// after timeout.
+func runChildWithin(t testing.TB, timeout time.Duration, env ...string) childResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	// No gdb on abort (ggml starts one to print a backtrace), and a crash
 	// in C or Go kills the child by its signal instead of exiting 2.
-	cmd.Env = append(os.Environ(), childEnv+"="+path, "GGML_NO_BACKTRACE=1", "GOTRACEBACK=crash")
-	if unchecked {
-		cmd.Env = append(cmd.Env, childUncheckedEnv+"=1")
-	}
+	cmd.Env = append(os.Environ(), "GGML_NO_BACKTRACE=1", "GOTRACEBACK=crash")
 	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(childMain(path))
 	}
+	if pattern, ok := os.LookupEnv(childPatternEnv); ok {
+		os.Exit(childPatternMain(pattern))
+	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	os.Exit(m.Run())
 }

@@ -55,12 +55,24 @@ func SchemaToGrammar(schema []byte) (string, error) {
 	if err := checkReferenceSource("schema", schema, jsonNesting(schema)); err != nil {
 		return "", err
 	}
+	if err := schemaPatternFault(schema); err != nil {
+		return "", fmt.Errorf("llama.cpp's json_schema_to_grammar cannot take the %w", err)
+	}
 	g := llama.SchemaToGrammar(schema)
 	if g == nil {
 		return "", errors.New("llama.cpp's json_schema_to_grammar refused the schema")
 	}
+	// ollama's binding copies the grammar into a buffer of at most
+	// grammarRoom bytes less one, and cuts what does not fit.
+	if len(g) >= grammarRoom(len(schema))-1 {
+		return "", fmt.Errorf("llama.cpp's grammar for the schema does not fit ollama's buffer of %d bytes", grammarRoom(len(schema)))
+	}
 	return string(g), nil
 }
+
+// grammarRoom is the buffer ollama's llama.SchemaToGrammar gives the
+// grammar of a schema of n bytes.
+func grammarRoom(n int) int { return max(32768, min(1024*1024, n*4)) }
 
 func checkReferenceSource(what string, src []byte, depth int) error {
 	switch {

@@ -31,10 +31,19 @@ func TestReferenceEngineBounds(t *testing.T) {
 	schema := func(n int) []byte {
 		return []byte(strings.Repeat(`{"type":"array","items":`, n) + `{"type":"string","description":"{[{[ \" ]]"}` + strings.Repeat("}", n))
 	}
-	_, err = SchemaToGrammar(schema(MaxReferenceNesting - 1))
+	_, err = SchemaToGrammar(schema(20))
 	require.NoError(t, err)
 	_, err = SchemaToGrammar(schema(10_000))
 	assert.ErrorContains(t, err, "schema nested 10001 deep")
+	// Nested arrays name their rules root-item-item-...: the grammar of
+	// 999 levels outgrows the buffer ollama's binding copies it into, and
+	// a cut grammar is refused rather than used.
+	_, err = SchemaToGrammar(schema(MaxReferenceNesting - 1))
+	assert.ErrorContains(t, err, "does not fit ollama's buffer")
+	// A constant nested as deep as the bound is converted whole.
+	src, err := SchemaToGrammar([]byte(`{"const":` + strings.Repeat("[", MaxReferenceNesting-1) + strings.Repeat("]", MaxReferenceNesting-1) + `}`))
+	require.NoError(t, err)
+	assert.Contains(t, src, strings.Repeat("[", MaxReferenceNesting-1))
 	_, err = SchemaToGrammar([]byte(`"` + strings.Repeat("x", MaxReferenceSource) + `"`))
 	assert.ErrorContains(t, err, "llama.cpp's engine takes at most 8388608")
 }

@@ -1,0 +1,143 @@
+package llama
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/llama"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/internal/shared"
+)
+
+// childPatternEnv makes the test binary a child that hands a schema of
+// one string with this pattern straight to llama.cpp's
+// json_schema_to_grammar, with no Go check.
+const childPatternEnv = "REINS_LLAMA_CHILD_PATTERN"
+
+func childPatternMain(pattern string) int {
+	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{}) // no core files
+	schema, err := json.Marshal(map[string]string{"type": "string", "pattern": pattern})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	llama.SchemaToGrammar(schema)
+	return 0
+}
+
+// patternCases are patterns with what llama.cpp's json_schema_to_grammar
+// does on them: "" returns (a grammar or an error), "crash" kills the
+// process, "hang" never returns.
+var patternCases = []struct{ pattern, fails string }{
+	{`^a{2}$`, ""},
+	{`^\S+$`, ""},
+	{`^(a)+$`, ""},
+	{`^$`, ""},
+	{`(?:a)`, ""},            // not anchored: refused unread
+	{`^a|*$`, ""},            // '*' repeats the '|'
+	{`^({x}a)$`, ""},         // a count stoi cannot read ends the group early
+	{`^{x}$`, ""},            // the same at the top
+	{`^{99999999999}a$`, ""}, // out of int's range: the conversion throws
+	{`^a{1,2,3}$`, ""},       // three numbers: an error, after "a"
+	{`^[\]]$`, ""},
+	{`^\]\}$`, ""},
+	{`^ {2}$`, ""},
+	{`^a{ 3}$`, ""},
+	{`^(?:a)$`, "crash"},
+	{`^\d{1,15}(?:\.\d{1,5})?$`, "crash"}, // from MaskBench's Github_ultra o21135
+	{`^*a$`, "crash"},
+	{`^a(*b)$`, "crash"},
+	{`^{2}a$`, "crash"},
+	{`^{,}a$`, "crash"},
+	{`^a(+)$`, "crash"},
+	{`^a]$`, "hang"},
+	{`^a}$`, "hang"},
+	{`^[]]$`, "hang"},
+	{"^" + strings.Repeat("(", MaxReferenceNesting) + "a" + strings.Repeat(")", MaxReferenceNesting) + "$", ""},
+	{"^" + strings.Repeat("(", 30_000) + "a" + strings.Repeat(")", 30_000) + "$", "crash"},
+}
+
+// TestReferencePatternFaultsAgreeWithLlamaCpp runs llama.cpp's converter
+// on each pattern in a child process, and checks that it crashes or
+// hangs exactly where referencePatternFault says it would.
+func TestReferencePatternFaultsAgreeWithLlamaCpp(t *testing.T) {
+	for i, c := range patternCases {
+		name := fmt.Sprintf("%d:%.24s", i, c.pattern)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := referencePatternFault(c.pattern)
+			if c.fails == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.Error(t, err)
+			}
+			r := runChildWithin(t, 5*time.Second, childPatternEnv+"="+c.pattern)
+			switch c.fails {
+			case "":
+				assert.False(t, r.crashed(), "llama.cpp: %v\n%s", r, r.output)
+			case "crash":
+				assert.NotZero(t, r.signal, "llama.cpp: %v", r)
+			case "hang":
+				assert.True(t, r.timedOut, "llama.cpp: %v", r)
+			}
+		})
+	}
+}
+
+// TestSchemaToGrammarRefusesPatternFaults: a schema with a pattern
+// llama.cpp's converter would crash on is refused with an error naming
+// the pattern by JSON pointer, and the first such schema MaskBench met
+// no longer takes the process down.
+func TestSchemaToGrammarRefusesPatternFaults(t *testing.T) {
+	_, err := SchemaToGrammar([]byte(`{"type":"object","properties":{"b":{"type":"string","pattern":"^b$"},"a/~":{"anyOf":[{"type":"string"},{"type":"string","pattern":"^x(?:y)$"}]}}}`))
+	assert.EqualError(t, err, `llama.cpp's json_schema_to_grammar cannot take the schema at /properties/a~1~0/anyOf/1/pattern "^x(?:y)$": '?' repeats nothing (llama.cpp's scanner reads past an empty sequence and crashes), at "?:y)$"`)
+	_, err = SchemaToGrammar([]byte(`{"type":"string","pattern":"^[a-z]]$"}`))
+	assert.ErrorContains(t, err, `a lone ']' (llama.cpp's scanner never moves past it), at "]$"`)
+	g, err := SchemaToGrammar([]byte(`{"type":"string","pattern":"^(a|b)+[c-d]{2,3}$"}`))
+	require.NoError(t, err)
+	assert.Contains(t, g, "root ::=")
+
+	data, err := os.ReadFile(shared.Path(t, "maskbench-dev/Github_ultra---o21135.json"))
+	require.NoError(t, err)
+	var file struct{ Schema json.RawMessage }
+	require.NoError(t, json.Unmarshal(data, &file))
+	_, err = SchemaToGrammar(file.Schema)
+	assert.ErrorContains(t, err, `schema at /properties/deprovisioningTime/pattern "^(?:\\S+\\s+){0,19}\\S+$": '?' repeats nothing`)
+}
+
+// FuzzReferencePattern hands llama.cpp's converter every pattern
+// referencePatternFault passes; the fuzzer reports a crash, and a
+// conversion that does not return within ten seconds fails.
+//
+//	go test ./backends/llama -run '^$' -fuzz FuzzReferencePattern -fuzztime 5m
+func FuzzReferencePattern(f *testing.F) {
+	for _, c := range patternCases {
+		if len(c.pattern) < 1000 {
+			f.Add(c.pattern)
+		}
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		if referencePatternFault(pattern) != nil {
+			return
+		}
+		schema, err := json.Marshal(map[string]string{"type": "string", "pattern": pattern})
+		require.NoError(t, err)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = SchemaToGrammar(schema)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("llama.cpp's converter did not return on %q", pattern)
+		}
+	})
+}
