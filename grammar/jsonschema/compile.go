@@ -441,6 +441,7 @@ type compiler struct {
 	keyTails map[string]*grammar.Node
 	// encodedClasses caches encodedClass by the class's ranges.
 	encodedClasses map[string]*grammar.Node
+	classKey       []byte // encodedClass's scratch
 }
 
 func newCompiler(opts Options, r *refs, d draft) *compiler {

@@ -558,16 +558,32 @@ func (d *dfa) minimize() *dfa {
 		}
 	}
 	k = len(syms)
-	// Inverse transitions, per symbol: the states that go to t.
-	inv := make([][][]int32, k)
+	// Inverse transitions, per symbol, in one flat list: the states that
+	// go to t on a are invFrom[invAt[a*(n+2)+t]:invAt[a*(n+2)+t+1]].
+	total := n + 1
+	invAt := make([]int32, k*(total+1)+1)
 	for a, c := range syms {
-		inv[a] = make([][]int32, n+1)
-		for q, t := range c {
-			inv[a][t] = append(inv[a][t], int32(q))
+		for _, t := range c {
+			invAt[a*(total+1)+int(t)+1]++
 		}
 	}
+	for i := 1; i < len(invAt); i++ {
+		invAt[i] += invAt[i-1]
+	}
+	invFrom := make([]int32, k*total)
+	fill := slices.Clone(invAt)
+	for a, c := range syms {
+		for q, t := range c {
+			at := &fill[a*(total+1)+int(t)]
+			invFrom[*at] = int32(q)
+			*at++
+		}
+	}
+	inv := func(a, t int32) []int32 {
+		i := int(a)*(total+1) + int(t)
+		return invFrom[invAt[i]:invAt[i+1]]
+	}
 	// The refinable partition: elems holds the states block by block.
-	total := n + 1
 	elems := make([]int32, total)
 	pos := make([]int32, total)
 	blockOf := make([]int32, total)
@@ -596,24 +612,28 @@ func (d *dfa) minimize() *dfa {
 		elems[i], pos[q], blockOf[q] = q, int32(i), b
 		end[b] = int32(i + 1)
 	}
+	// The work list of (block, symbol) splitters, and which are on it:
+	// inW[b*k+a], for at most total blocks.
 	type work struct{ b, a int32 }
 	var queue []work
-	inW := map[work]bool{}
+	inW := make([]bool, total*k)
 	for b := range first {
 		for a := range k {
-			w := work{int32(b), int32(a)}
-			queue = append(queue, w)
-			inW[w] = true
+			queue = append(queue, work{int32(b), int32(a)})
+			inW[b*k+a] = true
 		}
 	}
-	var touched []int32
+	var touched, splitter []int32
 	for len(queue) > 0 {
 		w := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		delete(inW, w)
-		// Mark the states that go into block w.b on symbol w.a.
-		for i := first[w.b]; i < end[w.b]; i++ {
-			for _, p := range inv[w.a][elems[i]] {
+		inW[int(w.b)*k+int(w.a)] = false
+		// Mark the states that go into block w.b on symbol w.a. Marking
+		// moves states within their blocks, w.b among them: the splitter's
+		// states are read first.
+		splitter = append(splitter[:0], elems[first[w.b]:end[w.b]]...)
+		for _, q := range splitter {
+			for _, p := range inv(w.a, q) {
 				b := blockOf[p]
 				if pos[p] < first[b]+marked[b] {
 					continue // marked already
@@ -649,13 +669,12 @@ func (d *dfa) minimize() *dfa {
 				small = b
 			}
 			for a := range k {
-				if inW[work{b, int32(a)}] {
-					queue = append(queue, work{nb, int32(a)})
-					inW[work{nb, int32(a)}] = true
-				} else {
-					queue = append(queue, work{small, int32(a)})
-					inW[work{small, int32(a)}] = true
+				add := small
+				if inW[int(b)*k+a] {
+					add = nb
 				}
+				queue = append(queue, work{add, int32(a)})
+				inW[int(add)*k+a] = true
 			}
 		}
 		touched = touched[:0]
@@ -741,29 +760,43 @@ func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *gramm
 		c.g.Rules = append(c.g.Rules, grammar.Rule{Name: "r" + strconv.Itoa(base+q)})
 	}
 	ref := func(q int32) *grammar.Node { return c.nodes.ref(c.g.Rules[base+int(q)].Name) }
+	// Scratch, reused from state to state: a state's targets in the order
+	// its edges first reach them, and the runes that reach each.
+	var (
+		alts    []*grammar.Node
+		targets []int32
+		slot    = map[int32]int{}
+		runes   [][]rune
+	)
 	for q, es := range d.edges {
-		var alts []*grammar.Node
+		alts, targets = alts[:0], targets[:0]
+		clear(slot)
 		if d.label[q] != 0 {
 			if f := final(d.label[q]); f != nil {
 				alts = append(alts, f)
 			}
 		}
-		byTarget := map[int32][]rune{}
-		var targets []int32
 		for _, e := range es {
-			if _, ok := byTarget[e.to]; !ok {
+			i, ok := slot[e.to]
+			if !ok {
+				i = len(targets)
+				slot[e.to] = i
 				targets = append(targets, e.to)
+				if i == len(runes) {
+					runes = append(runes, nil)
+				}
+				runes[i] = runes[i][:0]
 			}
-			byTarget[e.to] = append(byTarget[e.to], e.lo, e.hi)
+			runes[i] = append(runes[i], e.lo, e.hi)
 		}
-		for _, to := range targets {
-			enc, err := c.encodedClass(byTarget[to])
+		for i, to := range targets {
+			enc, err := c.encodedClass(runes[i])
 			if err != nil {
 				return nil, err
 			}
-			alts = append(alts, grammar.Seq(enc, ref(to)))
+			alts = append(alts, c.nodes.seq(enc, ref(to)))
 		}
-		c.g.Rules[base+q].Body = grammar.Alt(alts...)
+		c.g.Rules[base+q].Body = c.nodes.alt(alts...)
 	}
 	return ref(0), nil
 }
@@ -772,10 +805,11 @@ func (c *compiler) dfaGrammar(d *dfa, ptr string, final func(label int32) *gramm
 // once per compile: an automaton's states share few classes, and a class
 // with the control characters encodes to 35 nodes.
 func (c *compiler) encodedClass(ranges []rune) (*grammar.Node, error) {
-	key := make([]byte, 0, 8*len(ranges))
+	key := c.classKey[:0]
 	for _, r := range ranges {
 		key = binary.LittleEndian.AppendUint32(key, uint32(r))
 	}
+	c.classKey = key
 	if n, ok := c.encodedClasses[string(key)]; ok {
 		return n, nil
 	}

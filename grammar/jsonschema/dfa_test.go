@@ -1,7 +1,9 @@
 package jsonschema
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -117,6 +119,14 @@ func FuzzKeyDFA(f *testing.F) {
 		if err != nil {
 			return
 		}
+		for _, x := range []*dfa{d, c, comp} {
+			if x.size() > 300 {
+				continue // Moore's refinement is quadratic
+			}
+			if got, want := x.minimize().size(), mooreSize(x); got != want {
+				t.Fatalf("pattern %q: minimize kept %d states, Moore's refinement %d", pat, got, want)
+			}
+		}
 		for name, got := range map[string]bool{
 			"dfa": d.matchString(key) != 0, "complete": c.matchString(key) != 0,
 			"minimized": d.minimize().matchString(key) != 0, "complement": comp.minimize().matchString(key) == 0,
@@ -126,4 +136,57 @@ func FuzzKeyDFA(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mooreSize is the number of states of d's minimal automaton without its
+// dead state (but for the start, kept even when dead), by Moore's refinement: the reference minimize's Hopcroft
+// refinement is checked against.
+func mooreSize(d *dfa) int {
+	n := d.size()
+	var bounds []rune
+	for _, es := range d.edges {
+		for _, e := range es {
+			bounds = append(bounds, e.lo, e.hi+1)
+		}
+	}
+	slices.Sort(bounds)
+	bounds = slices.Compact(bounds)
+	target := func(q int, r rune) int { // n: the dead state
+		if q < n {
+			for _, e := range d.edges[q] {
+				if e.lo <= r && r <= e.hi {
+					return int(e.to)
+				}
+			}
+		}
+		return n
+	}
+	block := make([]int, n+1)
+	for q := range n {
+		block[q] = int(d.label[q]) // the dead state, block[n], is unlabelled: 0
+	}
+	for count := -1; ; {
+		ids := map[string]int{}
+		next := make([]int, n+1)
+		for q := range n + 1 {
+			sig := fmt.Sprint(block[q])
+			for i := 0; i+1 < len(bounds); i++ {
+				sig += "," + fmt.Sprint(block[target(q, bounds[i])])
+			}
+			id, ok := ids[sig]
+			if !ok {
+				id = len(ids)
+				ids[sig] = id
+			}
+			next[q] = id
+		}
+		block = next
+		if len(ids) == count {
+			if block[0] == block[n] {
+				return count // the start stays, as the only dead state kept
+			}
+			return count - 1 // the dead state's block left out
+		}
+		count = len(ids)
+	}
 }
