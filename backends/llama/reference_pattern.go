@@ -197,13 +197,16 @@ func stoi(s string) countVerdict {
 // schemaPatternFault finds the first "pattern" string in a JSON schema
 // on which llama.cpp's scanner fails, and names it by JSON pointer.
 // Every object's "pattern" member is checked, wherever it is: a little
-// wider than the places llama.cpp reads, never narrower.
+// wider than the places llama.cpp reads, never narrower. A schema the
+// check cannot read is refused too, rather than passed unchecked:
+// llama.cpp's JSON parser (nlohmann's) may read what Go's does not. It
+// skips a leading byte order mark, and so does the check.
 func schemaPatternFault(schema []byte) error {
-	d := json.NewDecoder(bytes.NewReader(schema))
+	d := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(schema, []byte("\xEF\xBB\xBF"))))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return nil // llama.cpp refuses what is not JSON, cleanly
+		return fmt.Errorf("schema: not JSON whose patterns reins can check: %w", err)
 	}
 	return walkPatterns(v, "")
 }

@@ -103,6 +103,18 @@ func TestSchemaToGrammarRefusesPatternFaults(t *testing.T) {
 	g, err := SchemaToGrammar([]byte(`{"type":"string","pattern":"^(a|b)+[c-d]{2,3}$"}`))
 	require.NoError(t, err)
 	assert.Contains(t, g, "root ::=")
+	// llama.cpp's JSON parser skips a byte order mark, Go's refuses it:
+	// the check skips it too, and refuses what it cannot read.
+	bom := "\xEF\xBB\xBF"
+	_, err = SchemaToGrammar([]byte(bom + `{"type":"string","pattern":"^(?:a)$"}`))
+	assert.ErrorContains(t, err, `schema at /pattern "^(?:a)$": '?' repeats nothing`)
+	g, err = SchemaToGrammar([]byte(bom + `{"type":"string","pattern":"^a$"}`))
+	require.NoError(t, err)
+	assert.Contains(t, g, "root ::=")
+	_, err = SchemaToGrammar([]byte(`{"pattern":"^(?:a)$"} trailing`))
+	assert.ErrorContains(t, err, "'?' repeats nothing", "the first value is checked")
+	_, err = SchemaToGrammar([]byte(`{"type":"string",`))
+	assert.ErrorContains(t, err, "cannot take the schema: not JSON whose patterns reins can check: unexpected EOF")
 
 	data, err := os.ReadFile(shared.Path(t, "maskbench-dev/Github_ultra---o21135.json"))
 	require.NoError(t, err)
