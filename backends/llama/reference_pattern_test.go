@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reins-go/reins/internal/fixture"
 	"github.com/reins-go/reins/internal/shared"
 )
 
@@ -150,6 +151,49 @@ func FuzzReferencePattern(f *testing.F) {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("llama.cpp's converter did not return on %q", pattern)
+		}
+	})
+}
+
+// FuzzReferenceSchema hands llama.cpp's converter and grammar engine
+// every schema SchemaToGrammar passes, and computes one mask: the
+// fuzzer reports a crash, and a conversion or mask that does not
+// return within ten seconds fails.
+//
+//	go test ./backends/llama -run '^$' -fuzz FuzzReferenceSchema -fuzztime 5m
+func FuzzReferenceSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","pattern":"^[a-z]{2,5}$"},"b":{"type":"integer","minimum":-5,"maximum":1000}},"required":["a"]}`,
+		`{"type":"array","items":{"enum":["x",1,null,true]},"minItems":1,"maxItems":3}`,
+		`{"anyOf":[{"type":"number","exclusiveMinimum":0},{"type":"string","format":"date-time"}]}`,
+		`{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}`,
+		`{"type":"object","additionalProperties":{"type":"boolean"},"minProperties":1}`,
+		`{"type":"string","minLength":3,"maxLength":7}`,
+		`{"const":{"a":[1,2,{"b":"c"}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	r := NewReferenceVocab(fixture.New().Vocab())
+	mask := make([]uint32, (r.n+31)/32)
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			src, err := SchemaToGrammar(schema)
+			if err != nil {
+				return
+			}
+			g, err := r.Grammar(src)
+			if err != nil {
+				return
+			}
+			g.FillMask(mask)
+			g.Close()
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("llama.cpp did not return on %q", schema)
 		}
 	})
 }
