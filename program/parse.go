@@ -160,6 +160,9 @@ func Parse(name, src string, opts *ParseOptions) (p *Program, err error) {
 		}
 		return nil, errorf(posAt(name, src, off), KindSyntax, "the template is not valid UTF-8")
 	}
+	if off := listNesting(src); off >= 0 {
+		return nil, errorf(posAt(name, src, off), KindLimit, "lists nest deeper than MaxNesting (%d)", MaxNesting)
+	}
 	ast, err := templateParser.ParseString(name, src)
 	if err != nil {
 		var pe participle.Error

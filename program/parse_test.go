@@ -147,6 +147,28 @@ func TestTemplateBounds(t *testing.T) {
 	assert.Equal(t, KindLimit, pe.Kind, "%v", err)
 }
 
+// TestListNestingBounded: lists nested past MaxNesting in a tag are
+// refused at the bracket that passes it, before the parser (which
+// recurses once per list, and overflowed the Go stack at 200,000), and
+// brackets in text, comments and strings do not count.
+func TestListNestingBounded(t *testing.T) {
+	deep := func(n int) string {
+		return "x\n {{select \"s\" options=[" + strings.Repeat("[", n) + strings.Repeat("]", n) + "]}}"
+	}
+	var pe *Error
+	_, err := Parse("t", deep(200_000), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, KindLimit, pe.Kind)
+	assert.EqualError(t, err, "t:2:39: lists nest deeper than MaxNesting (16)")
+	_, err = Parse("t", deep(MaxNesting-1), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.NotEqual(t, KindLimit, pe.Kind, "within the bound, the parser's own verdict: %v", err)
+	many := strings.Repeat("[", 100)
+	_, err = Parse("t", many+`{{!-- `+many+` --}}{{! `+many+` }}{{"`+many+`"}}{{gen "g" stop=["`+many+`"] max_tokens=2}}`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, -1, listNesting(`{{! [[[[[[[[[[[[[[[[[[ }} {{"\"[[[[[[[[[[[[[[[[[["}}`))
+}
+
 func itoa(i int) string {
 	if i == 0 {
 		return "0"
@@ -165,6 +187,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(c.src)
 	}
 	f.Add(`{{gen "a" regex="[0-9]{1,3}" stop=["x"]}}{{#each l}}{{#user}}{{this}}{{/user}}{{/each}}`)
+	f.Add(`{{select "s" options=[` + strings.Repeat("[", 40) + `]}}`)
 	f.Fuzz(func(t *testing.T, src string) {
 		p, err := Parse("f", src, nil)
 		if err != nil {
