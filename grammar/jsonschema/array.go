@@ -82,7 +82,11 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 		return nil, c.emptyf(ptr, "maxItems", "below minItems: no array fits")
 	}
 	if min > 1000 || max > 1000 {
-		return nil, c.errorf(ptr, "maxItems", "item counts above 1000 are not supported")
+		kw := "maxItems"
+		if min > 1000 || a.max < 0 { // minItems, or the bound Bounded derived from it
+			kw = "minItems"
+		}
+		return nil, c.errorf(ptr, kw, "item counts above 1000 are not supported")
 	}
 	var elems []*grammar.Node
 	for i, xs := range a.prefix {

@@ -313,6 +313,11 @@ func TestRefusals(t *testing.T) {
 		{`{"oneOf": [{"type": "array"}, {"uniqueItems": true}]}`, "#", "oneOf"},
 		{`{"type": "object", "required": ["a"], "additionalProperties": false}`, "#", "required"},
 		{`{"properties": {"a": {"type": "string", "pattern": "\\bx"}}}`, "#/properties/a", "pattern"},
+		// The bound past the limit is named, not the other one.
+		{`{"type": "array", "minItems": 1000000}`, "#", "minItems"},
+		{`{"type": "array", "minItems": 5, "maxItems": 5000}`, "#", "maxItems"},
+		{`{"type": "string", "minLength": 99999999999}`, "#", "minLength"},
+		{`{"type": "string", "maxLength": 99999999999}`, "#", "maxLength"},
 	} {
 		_, err := Compile([]byte(tc.schema), Options{})
 		var e *Error

@@ -13,7 +13,11 @@ const maxStringBound = 1 << 24
 func (c *compiler) str(n *Node) (*grammar.Node, error) {
 	min, max := n.Str.MinLen, n.Str.MaxLen
 	if max > maxStringBound || min > maxStringBound {
-		return nil, c.errorf(n.Ptr, "maxLength", "length bounds above %d are not supported", maxStringBound)
+		kw := "maxLength"
+		if min > maxStringBound {
+			kw = "minLength"
+		}
+		return nil, c.errorf(n.Ptr, kw, "length bounds above %d are not supported", maxStringBound)
 	}
 	for i, name := range n.Str.Formats {
 		if _, ok := formats[name]; !ok {
