@@ -448,17 +448,33 @@ func (c *Constraint) Match(text []byte) error {
 // MaxValidateBytes bounds the text Check keeps to validate against a
 // JSON schema; a longer one is judged by the grammar alone, which is
 // exact for every schema that compiles without JSONOptions.Relax. So is
-// a text that nests arrays and objects deeper than MaxValidateDepth.
+// a text that nests arrays and objects deeper than MaxValidateDepth, or
+// holds more than MaxValidateValues values. For a schema compiled with
+// keywords relaxed, such a text is an error (no verdict) instead: the
+// grammar does not enforce those keywords.
 const MaxValidateBytes = 64 << 20
 
 // MaxValidateDepth is the deepest nesting of arrays and objects the
 // validator decodes (encoding/json's limit).
 const MaxValidateDepth = 10000
 
+// MaxValidateValues bounds the arrays' items and objects' members of a
+// text the validator decodes: each takes about a hundred bytes decoded,
+// and 30 MB of small numbers had taken 2.4 GB.
+const MaxValidateValues = 1 << 20
+
 // jsonDepth returns how deeply text nests arrays and objects, counting
 // brackets outside strings; it stops counting past MaxValidateDepth.
 func jsonDepth(text []byte) int {
-	depth, deepest := 0, 0
+	depth, _ := jsonShape(text)
+	return depth
+}
+
+// jsonShape returns how deeply text nests arrays and objects (counting
+// stops past MaxValidateDepth) and about how many values they hold
+// (opening brackets and commas outside strings).
+func jsonShape(text []byte) (deepest, values int) {
+	depth := 0
 	inString, escaped := false, false
 	for _, b := range text {
 		switch {
@@ -475,17 +491,20 @@ func jsonDepth(text []byte) int {
 			inString = true
 		case b == '[' || b == '{':
 			depth++
+			values++
 			if depth > deepest {
 				deepest = depth
 				if deepest > MaxValidateDepth {
-					return deepest
+					return deepest, values
 				}
 			}
 		case b == ']' || b == '}':
 			depth--
+		case b == ',':
+			values++
 		}
 	}
-	return deepest
+	return deepest, values
 }
 
 // Check reads text from r and reports whether it is in the language, as
@@ -507,10 +526,18 @@ func (c *Constraint) Check(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if c.json != nil && !kept.over && jsonDepth(kept.b) <= MaxValidateDepth {
+	if c.json == nil {
+		return nil
+	}
+	depth, values := jsonShape(kept.b)
+	switch {
+	case !kept.over && depth <= MaxValidateDepth && values <= MaxValidateValues:
 		if err := c.json.Validate(kept.b); err != nil {
 			return &InvalidOutputError{Constraint: c.desc, Relaxed: c.relaxed, Err: err}
 		}
+	case len(c.relaxed) > 0:
+		return fmt.Errorf("the text is in the grammar, but too large to validate against the keywords it does not enforce (%s): more than %d bytes (MaxValidateBytes), %d deep (MaxValidateDepth) or %d values (MaxValidateValues)",
+			strings.Join(c.relaxed, ", "), MaxValidateBytes, MaxValidateDepth, MaxValidateValues)
 	}
 	return nil
 }

@@ -612,6 +612,26 @@ func TestCheckDeepJSON(t *testing.T) {
 	assert.Equal(t, MaxValidateDepth+1, jsonDepth(deep(3*MaxValidateDepth, "")), "counting stops past the limit")
 }
 
+// TestCheckManyValues: a JSON text of more values than the validator
+// decodes (30 MB of small numbers had taken 2.4 GB) is judged by the
+// grammar alone where the grammar is exact, and is an error, not a
+// verdict, where the grammar relaxes a keyword the validator would check.
+func TestCheckManyValues(t *testing.T) {
+	many := []byte("[" + strings.Repeat("1,", MaxValidateValues) + "1]")
+	exact, err := JSONSchema([]byte(`{"type": "array", "items": {"type": "integer"}}`), &JSONOptions{Unbounded: true})
+	require.NoError(t, err)
+	assert.NoError(t, exact.Match(many))
+	relaxed, err := JSONSchema([]byte(`{"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": true}`), &JSONOptions{Unbounded: true, Relax: []string{"uniqueItems"}})
+	require.NoError(t, err)
+	var inv *InvalidOutputError
+	assert.ErrorAs(t, relaxed.Match([]byte("[1,1]")), &inv)
+	err = relaxed.Match(many)
+	assert.ErrorContains(t, err, "too large to validate against the keywords it does not enforce (uniqueItems)")
+	assert.False(t, errors.As(err, &inv), "no verdict: %v", err)
+	_, values := jsonShape([]byte(`[{"a": "[,,{", "b": [1, 2]}, 3]`))
+	assert.Equal(t, 6, values, "openings and commas outside strings")
+}
+
 // TestTokenTerminalOutputs: a grammar that names a special token is kept
 // to by the masks; its output, which text cannot show, is not judged
 // again as text (that failed as "reins bug"), and HasTokenTerminals says
