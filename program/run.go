@@ -14,6 +14,7 @@ import (
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/chat"
+	"github.com/reins-go/reins/decode"
 	"github.com/reins-go/reins/grammar"
 	"github.com/reins-go/reins/vocab"
 )
@@ -549,6 +550,11 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	}
 	start := len(out.Healed)
 	c.Tokens = ValueTokens(out.Tokens, start, start+len(value), boundary != "")
+	if len(c.Tokens) == 0 && out.FinishReason == decode.FinishLength {
+		// Nothing decided the empty value: no room was left for a token
+		// (the healed one may have taken the last place in the context).
+		return nil, errors.New("the output ended for length before a token of its value: the model's context is full")
+	}
 	c.sum()
 	return c, nil
 }

@@ -107,6 +107,32 @@ JSON: {{gen "j" json=true max_tokens=30}}
 // sum to 1 and are the exponentiated scores that Score gives each
 // option, followed by the text after the select up to the end of its
 // line, in the program's context, normalised.
+// TestGenAtTheContextsEnd: a free gen whose prompt leaves no room for a
+// token of its value is an error; it had been an empty capture with
+// probability 1, which nothing decided. Prompts of every length up to
+// past the context either fill the gen with at least one token or fail.
+func TestGenAtTheContextsEnd(t *testing.T) {
+	m := reins.Builtin()
+	p, err := Parse("t", `Q: {{v}}{{gen "x" max_tokens=2}}`, nil)
+	require.NoError(t, err)
+	full := 0
+	for n := 480; n <= 530; n++ {
+		res, err := p.Run(context.Background(), m, &RunOptions{Vars: map[string]any{"v": strings.Repeat("ab", n)[:n]}})
+		if err != nil {
+			var pe *Error
+			require.ErrorAs(t, err, &pe, "n=%d", n)
+			assert.Equal(t, KindRun, pe.Kind, "n=%d: %v", n, err)
+			if strings.Contains(err.Error(), "before a token of its value") {
+				full++
+			}
+			continue
+		}
+		c := res.Capture("x")
+		assert.NotEmpty(t, c.Tokens, "n=%d: %q with probability %v decided by no token", n, c.Value, c.Prob)
+	}
+	assert.Positive(t, full, "some prompt leaves the healed token the last place")
+}
+
 func TestSelectProbabilitiesAreScores(t *testing.T) {
 	m := reins.Builtin()
 	p, err := Parse("t", "The dog ran{{select \"where\" options=[\" to the river\", \" then\", \" tree\"]}}. It was wet.", nil)
