@@ -536,11 +536,16 @@ func (c *Constraint) Check(r io.Reader) error {
 			return &InvalidOutputError{Constraint: c.desc, Relaxed: c.relaxed, Err: err}
 		}
 	case len(c.relaxed) > 0:
-		return fmt.Errorf("the text is in the grammar, but too large to validate against the keywords it does not enforce (%s): more than %d bytes (MaxValidateBytes), %d deep (MaxValidateDepth) or %d values (MaxValidateValues)",
-			strings.Join(c.relaxed, ", "), MaxValidateBytes, MaxValidateDepth, MaxValidateValues)
+		return fmt.Errorf("%w: the text is in the grammar, but too large to validate against the keywords it does not enforce (%s): more than %d bytes (MaxValidateBytes), %d deep (MaxValidateDepth) or %d values (MaxValidateValues)",
+			ErrValidateLimit, strings.Join(c.relaxed, ", "), MaxValidateBytes, MaxValidateDepth, MaxValidateValues)
 	}
 	return nil
 }
+
+// ErrValidateLimit is wrapped by Check's error for a JSON text past the
+// validator's bounds under a schema compiled with relaxed keywords: no
+// verdict, since the grammar alone does not enforce those keywords.
+var ErrValidateLimit = errors.New("past the validator's bounds")
 
 // limitedBuffer keeps what is written to it up to MaxValidateBytes, and
 // then nothing.

@@ -628,6 +628,7 @@ func TestCheckManyValues(t *testing.T) {
 	err = relaxed.Match(many)
 	assert.ErrorContains(t, err, "too large to validate against the keywords it does not enforce (uniqueItems)")
 	assert.False(t, errors.As(err, &inv), "no verdict: %v", err)
+	assert.ErrorIs(t, err, ErrValidateLimit)
 	_, values := jsonShape([]byte(`[{"a": "[,,{", "b": [1, 2]}, 3]`))
 	assert.Equal(t, 6, values, "openings and commas outside strings")
 }

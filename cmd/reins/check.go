@@ -17,7 +17,7 @@ func cmdCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cf := constraintFlags{checking: true}
 	cf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: reins check (--grammar FILE | --regex RE | --schema FILE | --json-value) < TEXT\nExit status: 0 accepted, 1 rejected, 3 bad constraint or usage.")
+		fmt.Fprintln(fs.Output(), "Usage: reins check (--grammar FILE | --regex RE | --schema FILE | --json-value) < TEXT\nExit status: 0 accepted, 1 rejected (or no verdict, said on stderr: a grammar too ambiguous for the text, or a text too large to validate), 3 bad constraint or usage.")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -42,7 +42,7 @@ func cmdCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case errors.As(err, &rej), errors.As(err, &inv):
 		fmt.Fprintln(stdout, err)
 		return errRejected
-	case errors.Is(err, reins.ErrWorkBudget):
+	case errors.Is(err, reins.ErrWorkBudget), errors.Is(err, reins.ErrValidateLimit):
 		return fmt.Errorf("no verdict: %w", err)
 	default:
 		return fmt.Errorf("read standard input: %w", err)
