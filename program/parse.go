@@ -2,6 +2,7 @@ package program
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -171,6 +172,9 @@ func Parse(name, src string, opts *ParseOptions) (p *Program, err error) {
 			if strings.Contains(msg, `"<EOF>"`) {
 				msg = "the template ends inside a tag (want }})"
 			}
+			if strings.HasPrefix(msg, "lexer: invalid input text") {
+				msg = lexerMessage(src, pe.Position().Offset, msg)
+			}
 			return nil, errorf(pos(name, pe.Position()), KindSyntax, "%s", msg)
 		}
 		return nil, &Error{Pos: Pos{File: name}, Kind: KindSyntax, Msg: "parse", Err: err}
@@ -182,6 +186,23 @@ func Parse(name, src string, opts *ParseOptions) (p *Program, err error) {
 		return nil, err
 	}
 	return compileProgram(name, nodes, opts.Dir, true)
+}
+
+// lexerMessage says in the template's terms what the lexer could not
+// read at byte off (its own message, msg, quotes the text only).
+func lexerMessage(src string, off int, msg string) string {
+	if off < 0 || off > len(src) {
+		return msg
+	}
+	rest := src[off:]
+	switch {
+	case strings.HasPrefix(rest, "!") && strings.HasSuffix(src[:off], "{{"):
+		return "a comment is not closed ({{!-- wants --}}, {{! wants }} with no } inside)"
+	case strings.HasPrefix(rest, "{{"):
+		return "a tag is not closed before the next one begins (want }})"
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return fmt.Sprintf("%q cannot appear inside a tag (a tag holds names, quoted strings, numbers, lists, = # / and ,)", r)
 }
 
 func pos(name string, p lexer.Position) Pos {

@@ -62,6 +62,9 @@ func TestParseErrors(t *testing.T) {
 		msg  string
 	}{
 		{`x {{gen "a" regex="a" schema="s.json"}}`, KindArgument, "1:23", `gen "a" has two constraints: regex (at t:1:13) and schema`},
+		{"x\n{{!-- never closed", KindSyntax, "2:3", "a comment is not closed"},
+		{`{{gen "a" {{gen "b"}}`, KindSyntax, "1:11", "a tag is not closed before the next one begins"},
+		{`{{gen "a" max_tokens=2 ~}}`, KindSyntax, "1:24", `'~' cannot appear inside a tag`},
 		{`{{gen "a" json=true regex="a"}}`, KindArgument, "1:21", "two constraints"},
 		{"\n  {{select \"s\" options=[]}}", KindArgument, "2:24", `select "s" has no options`},
 		{`{{select "s"}}`, KindArgument, "1:1", `select "s" has no options`},
