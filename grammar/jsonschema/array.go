@@ -58,6 +58,7 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 		return nil, err
 	}
 	a := arrayOf(append(slices.Clone(n.Arr), unevaluated...))
+	derivedMax := a.max < 0 // no maxItems: Bounded derives one from minItems
 	if c.opts.Bounded && a.max < 0 {
 		a.max = a.min + BoundedItems
 	}
@@ -83,7 +84,7 @@ func (c *compiler) array(n *Node) (*grammar.Node, error) {
 	}
 	if min > 1000 || max > 1000 {
 		kw := "maxItems"
-		if min > 1000 || a.max < 0 { // minItems, or the bound Bounded derived from it
+		if min > 1000 || derivedMax { // minItems, or the bound Bounded derived from it
 			kw = "minItems"
 		}
 		return nil, c.errorf(ptr, kw, "item counts above 1000 are not supported")

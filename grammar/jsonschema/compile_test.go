@@ -325,6 +325,12 @@ func TestRefusals(t *testing.T) {
 		assert.Equal(t, tc.pointer, e.Pointer, tc.schema)
 		assert.Equal(t, tc.keyword, e.Keyword, tc.schema)
 	}
+	// Bounded derives a maxItems from minItems where there is none: the
+	// schema's minItems is named.
+	_, err := Compile([]byte(`{"type": "array", "minItems": 998}`), Options{Bounded: true})
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "minItems", e.Keyword)
 }
 
 // TestBounded checks Options.Bounded: what the schema leaves open gets
