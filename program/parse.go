@@ -161,8 +161,8 @@ func Parse(name, src string, opts *ParseOptions) (p *Program, err error) {
 		}
 		return nil, errorf(posAt(name, src, off), KindSyntax, "the template is not valid UTF-8")
 	}
-	if off := listNesting(src); off >= 0 {
-		return nil, errorf(posAt(name, src, off), KindLimit, "lists nest deeper than MaxNesting (%d)", MaxNesting)
+	if off, kind, what := prescan(src); off >= 0 {
+		return nil, errorf(posAt(name, src, off), kind, "%s", what)
 	}
 	ast, err := templateParser.ParseString(name, src)
 	if err != nil {
@@ -200,6 +200,8 @@ func lexerMessage(src string, off int, msg string) string {
 		return "a comment is not closed ({{!-- wants --}}, {{! wants }} with no } inside)"
 	case strings.HasPrefix(rest, "{{"):
 		return "a tag is not closed before the next one begins (want }})"
+	case strings.HasPrefix(rest, `"`):
+		return `a string is not closed (a string ends with " on its line)`
 	}
 	r, _ := utf8.DecodeRuneInString(rest)
 	return fmt.Sprintf("%q cannot appear inside a tag (a tag holds names, quoted strings, numbers, lists, = # / and ,)", r)

@@ -62,7 +62,9 @@ func TestParseErrors(t *testing.T) {
 		msg  string
 	}{
 		{`x {{gen "a" regex="a" schema="s.json"}}`, KindArgument, "1:23", `gen "a" has two constraints: regex (at t:1:13) and schema`},
-		{"x\n{{!-- never closed", KindSyntax, "2:3", "a comment is not closed"},
+		{"x\n{{!-- never closed", KindSyntax, "2:1", "a comment is not closed ({{!-- wants --}})"},
+		{"{{!-- }} {{!-- }}", KindSyntax, "1:1", "a comment is not closed ({{!-- wants --}})"},
+		{`{{gen "a" stop="abc}}`, KindSyntax, "1:16", "a string is not closed"},
 		{`{{gen "a" {{gen "b"}}`, KindSyntax, "1:11", "a tag is not closed before the next one begins"},
 		{`{{gen "a" max_tokens=2 ~}}`, KindSyntax, "1:24", `'~' cannot appear inside a tag`},
 		{`{{gen "a" json=true regex="a"}}`, KindArgument, "1:21", "two constraints"},
@@ -150,11 +152,12 @@ func TestTemplateBounds(t *testing.T) {
 	assert.Equal(t, KindLimit, pe.Kind, "%v", err)
 }
 
-// TestListNestingBounded: lists nested past MaxNesting in a tag are
-// refused at the bracket that passes it, before the parser (which
-// recurses once per list, and overflowed the Go stack at 200,000), and
-// brackets in text, comments and strings do not count.
-func TestListNestingBounded(t *testing.T) {
+// TestPrescan: lists nested past MaxNesting in a tag are refused at the
+// bracket that passes it, before the parser (which recurses once per
+// list, and overflowed the Go stack at 200,000), and brackets in text,
+// comments and strings do not count; a {{!-- nothing closes is refused
+// before the lexer searches for its close again and again.
+func TestPrescan(t *testing.T) {
 	deep := func(n int) string {
 		return "x\n {{select \"s\" options=[" + strings.Repeat("[", n) + strings.Repeat("]", n) + "]}}"
 	}
@@ -169,7 +172,15 @@ func TestListNestingBounded(t *testing.T) {
 	many := strings.Repeat("[", 100)
 	_, err = Parse("t", many+`{{!-- `+many+` --}}{{! `+many+` }}{{"`+many+`"}}{{gen "g" stop=["`+many+`"] max_tokens=2}}`, nil)
 	require.NoError(t, err)
-	assert.Equal(t, -1, listNesting(`{{! [[[[[[[[[[[[[[[[[[ }} {{"\"[[[[[[[[[[[[[[[[[["}}`))
+	off, _, _ := prescan(`{{! [[[[[[[[[[[[[[[[[[ }} {{"\"[[[[[[[[[[[[[[[[[["}}`)
+	assert.Equal(t, -1, off)
+	// A {{!-- that nothing closes: the lexer looked for --}} to the end at
+	// each, a megabyte of them half an hour; refused at the first.
+	_, err = Parse("t", strings.Repeat("{{!-- }}", MaxTemplateBytes/8), nil)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "t:1:1", pe.Pos.String())
+	_, err = Parse("t", "{{! short }} {{!-- long --}} {{!-- }} closed later --}}", nil)
+	assert.NoError(t, err)
 }
 
 func itoa(i int) string {
