@@ -551,8 +551,12 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	start := len(out.Healed)
 	c.Tokens = ValueTokens(out.Tokens, start, start+len(value), boundary != "")
 	if len(c.Tokens) == 0 && out.FinishReason == decode.FinishLength {
-		// Nothing decided the empty value: no room was left for a token
-		// (the healed one may have taken the last place in the context).
+		// Nothing decided the empty value: the budget went to the healed
+		// bytes (Generate adds one token for them, and they may take
+		// more), or no room was left in the context.
+		if out.Healed != "" && len(out.Tokens) >= opts.MaxTokens+1 { // Generate's budget, with its one token for the healed bytes
+			return nil, fmt.Errorf("max_tokens (%d) went to spelling again the healed bytes %q, before a token of the value: raise max_tokens, or run without healing", budget, out.Healed)
+		}
 		return nil, errors.New("the output ended for length before a token of its value: the model's context is full")
 	}
 	c.sum()
