@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // Leaf is a value of a JSON text that holds no other: a string, number,
@@ -174,7 +176,7 @@ func Pointer(path []string) string {
 	var b strings.Builder
 	for _, p := range path {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(p))
+		b.WriteString(jsonptr.Escape(p))
 	}
 	return b.String()
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // maxRefHops bounds the $refs followed from one schema to the next.
@@ -110,7 +112,7 @@ func lookup(doc any, ptr string) (any, bool) {
 		return nil, false
 	}
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		tok = jsonptr.Unescape(tok)
 		switch d := doc.(type) {
 		case map[string]any:
 			v, ok := d[tok]

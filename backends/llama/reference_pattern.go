@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // llama.cpp's json_schema_to_grammar turns a string's "pattern" into
@@ -220,7 +222,7 @@ func walkPatterns(v any, ptr string) error {
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if err := walkPatterns(v[k], ptr+"/"+pointerEscape(k)); err != nil {
+			if err := walkPatterns(v[k], ptr+"/"+jsonptr.Escape(k)); err != nil {
 				return err
 			}
 		}
@@ -232,9 +234,4 @@ func walkPatterns(v any, ptr string) error {
 		}
 	}
 	return nil
-}
-
-// pointerEscape escapes a key for a JSON pointer (RFC 6901).
-func pointerEscape(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }

@@ -16,6 +16,7 @@ import (
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // Options configures Compile. The zero value is flexible whitespace with
@@ -624,7 +625,7 @@ func (c *compiler) literal(v any, ptr string) (*grammar.Node, error) {
 			keys = slices.Sorted(maps.Keys(x))
 		}
 		for _, k := range keys {
-			n, err := c.nested(func() (*grammar.Node, error) { return c.literal(x[k], ptr+"/"+escapePointer(k)) })
+			n, err := c.nested(func() (*grammar.Node, error) { return c.literal(x[k], ptr+"/"+jsonptr.Escape(k)) })
 			if err != nil {
 				return nil, err
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // keyOrder is the order of the keys of the objects of a document whose
@@ -93,7 +95,7 @@ func (d *decoder) limitf(limit, format string, args ...any) error {
 		e.Msg = "not JSON: " + e.Msg
 	}
 	if n := len(d.path); n > 0 {
-		e.Pointer, e.Keyword = pointerOf(d.path[:n-1]), escapePointer(d.path[n-1])
+		e.Pointer, e.Keyword = pointerOf(d.path[:n-1]), jsonptr.Escape(d.path[n-1])
 	}
 	return e
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // tokenKeyOrder is keyOrder found with encoding/json's tokens: for
@@ -42,7 +44,7 @@ func tokenKeyOrder(data []byte) (map[string][]string, []string, error) {
 				}
 				key := k.(string)
 				keys = append(keys, key)
-				if err := walk(ptr + "/" + escapePointer(key)); err != nil {
+				if err := walk(ptr + "/" + jsonptr.Escape(key)); err != nil {
 					return err
 				}
 			}

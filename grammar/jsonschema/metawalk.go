@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // metaWalk is what the metaschema checks (metaCheck2020,
@@ -31,7 +33,7 @@ type metaWalk struct {
 func (w *metaWalk) fail(format string, args ...any) error {
 	e := &Error{Pointer: pointerOf(w.path), Msg: "invalid schema: " + fmt.Sprintf(format, args...)}
 	if n := len(w.path); n > 0 {
-		e.Pointer, e.Keyword = pointerOf(w.path[:n-1]), escapePointer(w.path[n-1])
+		e.Pointer, e.Keyword = pointerOf(w.path[:n-1]), jsonptr.Escape(w.path[n-1])
 	}
 	return e
 }

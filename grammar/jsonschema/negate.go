@@ -3,6 +3,8 @@ package jsonschema
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // Negation, for not, for if (a value that fails if takes else) and for
@@ -253,7 +255,7 @@ func (g *negator) build(s *Schema) (*Schema, error) {
 				x := of(k, tObject)
 				x.Ptr += "/" + strconv.Itoa(i)
 				x.Has |= 1 << kwProperties
-				x.Props = []Prop{{r, falseSchema(x.Ptr + "/" + escapePointer(r))}}
+				x.Props = []Prop{{r, falseSchema(x.Ptr + "/" + jsonptr.Escape(r))}}
 				add(x)
 			}
 		case kwProperties:
@@ -266,7 +268,7 @@ func (g *negator) build(s *Schema) (*Schema, error) {
 					continue
 				}
 				x := of(k, tObject)
-				x.Ptr += "/" + escapePointer(p.Name)
+				x.Ptr += "/" + jsonptr.Escape(p.Name)
 				x.Has |= 1<<kwProperties | 1<<kwRequired
 				x.Required = []string{p.Name}
 				x.Props = []Prop{{p.Name, np}}
@@ -288,10 +290,10 @@ func (g *negator) build(s *Schema) (*Schema, error) {
 			for _, d := range s.DepRequired {
 				for i, r := range d.Required {
 					x := of(k, tObject)
-					x.Ptr += "/" + escapePointer(d.Name) + "/" + strconv.Itoa(i)
+					x.Ptr += "/" + jsonptr.Escape(d.Name) + "/" + strconv.Itoa(i)
 					x.Has |= 1<<kwProperties | 1<<kwRequired
 					x.Required = []string{d.Name}
-					x.Props = []Prop{{r, falseSchema(x.Ptr + "/" + escapePointer(r))}}
+					x.Props = []Prop{{r, falseSchema(x.Ptr + "/" + jsonptr.Escape(r))}}
 					add(x)
 				}
 			}
@@ -305,7 +307,7 @@ func (g *negator) build(s *Schema) (*Schema, error) {
 					continue
 				}
 				x := of(k, tObject)
-				x.Ptr += "/" + escapePointer(d.Name)
+				x.Ptr += "/" + jsonptr.Escape(d.Name)
 				x.Has |= 1<<kwRequired | 1<<kwAllOf
 				x.Required = []string{d.Name}
 				x.AllOf = []*Schema{nd}
@@ -416,10 +418,10 @@ func (g *negator) dependents(s *Schema) *Schema {
 	x := newSchema(s.Ptr + "/dependentSchemas()")
 	x.Has = 1 << kwAllOf
 	for _, d := range s.DepSchemas {
-		at := s.Ptr + "/" + d.Keyword + "/" + escapePointer(d.Name)
+		at := s.Ptr + "/" + d.Keyword + "/" + jsonptr.Escape(d.Name)
 		absent := newSchema(at + "/absent()")
 		absent.Has = 1 << kwProperties
-		absent.Props = []Prop{{d.Name, falseSchema(at + "/absent()/" + escapePointer(d.Name))}}
+		absent.Props = []Prop{{d.Name, falseSchema(at + "/absent()/" + jsonptr.Escape(d.Name))}}
 		present := typedSchema(at+"/present()", tObject)
 		present.Has |= 1<<kwRequired | 1<<kwAllOf
 		present.Required = []string{d.Name}

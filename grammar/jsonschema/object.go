@@ -8,11 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/internal/jsonptr"
 )
-
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
 
 // objectShape is what the object keywords of a Node's schemas say,
 // intersected: the names listed (in order) and, for each, the schemas
@@ -43,7 +40,7 @@ func (c *compiler) valueSchemas(parts []*Schema, name string) ([]*Schema, error)
 		for _, pp := range s.PatternProps {
 			re, err := c.ev.regexp(pp.Pattern)
 			if err != nil {
-				return nil, c.errorf(s.Ptr+"/patternProperties", escapePointer(pp.Pattern), "%v", err)
+				return nil, c.errorf(s.Ptr+"/patternProperties", jsonptr.Escape(pp.Pattern), "%v", err)
 			}
 			if re.MatchString(name) {
 				matched = true
@@ -72,7 +69,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 	for _, s := range parts {
 		for _, d := range s.DepSchemas {
 			if !slices.Contains(n.depsDone, s) {
-				return nil, c.errorf(s.Ptr+"/"+d.Keyword, escapePointer(d.Name), "schema dependencies are not supported here")
+				return nil, c.errorf(s.Ptr+"/"+d.Keyword, jsonptr.Escape(d.Name), "schema dependencies are not supported here")
 			}
 		}
 		if s.PropertyNames != nil && !s.PropertyNames.isTrue() {
@@ -212,7 +209,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 		for _, d := range s.DepRequired {
 			for _, dep := range d.Required {
 				if listed.index(dep) < 0 {
-					return nil, c.errorf(s.Ptr+"/dependentRequired", escapePointer(d.Name), "dependent property %q is not in properties: not supported", dep)
+					return nil, c.errorf(s.Ptr+"/dependentRequired", jsonptr.Escape(d.Name), "dependent property %q is not in properties: not supported", dep)
 				}
 				deps[d.Name] = append(deps[d.Name], dep)
 			}
@@ -334,7 +331,7 @@ func (c *compiler) object(n *Node) (*grammar.Node, error) {
 				continue
 			}
 			if shared[i] == nil {
-				shared[i] = c.shareable(m, ptr+"/properties/"+escapePointer(names[i])) // in first and in rest
+				shared[i] = c.shareable(m, ptr+"/properties/"+jsonptr.Escape(names[i])) // in first and in rest
 			}
 			m = shared[i]
 			f := c.nodes.seq(l.open, m, rest)
@@ -428,7 +425,7 @@ func (c *compiler) patternMembers(patterned, extras []*Schema, names []string, k
 	var pats []pat
 	for i, s := range patterned {
 		for _, pp := range s.PatternProps {
-			pats = append(pats, pat{i, pp, s.Ptr + "/patternProperties/" + escapePointer(pp.Pattern)})
+			pats = append(pats, pat{i, pp, s.Ptr + "/patternProperties/" + jsonptr.Escape(pp.Pattern)})
 		}
 	}
 	at := ptr
@@ -612,7 +609,7 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	var need uint
 	tracked := 0
 	for k, i := range idx {
-		memberRule[k] = c.memberRule(o.members[i], ptr+"/properties/"+escapePointer(o.names[i]), states && o.isTracked(i))
+		memberRule[k] = c.memberRule(o.members[i], ptr+"/properties/"+jsonptr.Escape(o.names[i]), states && o.isTracked(i))
 		if o.isTracked(i) {
 			bit[k] = 1 << tracked
 			bitOf[o.names[i]] = bit[k]

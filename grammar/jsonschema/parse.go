@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // The parse stage: a decoded schema document (maps, slices,
@@ -127,7 +129,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		return v, true
 	}
 	sub := func(k string, v any) (*Schema, error) {
-		return p.at(v, ptr+"/"+escapePointer(k))
+		return p.at(v, ptr+"/"+jsonptr.Escape(k))
 	}
 	subs := func(k string, v any) ([]*Schema, error) {
 		list, ok := v.([]any)
@@ -388,7 +390,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		}
 		s.Props = make([]Prop, 0, len(names))
 		for _, name := range names {
-			ps, err := p.at(props[name], ptr+"/properties/"+escapePointer(name))
+			ps, err := p.at(props[name], ptr+"/properties/"+jsonptr.Escape(name))
 			if err != nil {
 				return err
 			}
@@ -403,7 +405,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 		if len(pp) > 0 {
 			mark(kwPatternProperties)
 			for _, pat := range slices.Sorted(maps.Keys(pp)) {
-				ps, err := p.at(pp[pat], ptr+"/patternProperties/"+escapePointer(pat))
+				ps, err := p.at(pp[pat], ptr+"/patternProperties/"+jsonptr.Escape(pat))
 				if err != nil {
 					return err
 				}
@@ -465,7 +467,7 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 				for _, x := range list {
 					n, ok := x.(string)
 					if !ok {
-						return keywordError(ptr+"/"+k, escapePointer(name), "must list property names")
+						return keywordError(ptr+"/"+k, jsonptr.Escape(name), "must list property names")
 					}
 					dep.Required = append(dep.Required, n)
 				}
@@ -474,9 +476,9 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 				continue
 			}
 			if k == "dependentRequired" {
-				return keywordError(ptr+"/"+k, escapePointer(name), "must be an array")
+				return keywordError(ptr+"/"+k, jsonptr.Escape(name), "must be an array")
 			}
-			ds, err := p.at(d, ptr+"/"+k+"/"+escapePointer(name))
+			ds, err := p.at(d, ptr+"/"+k+"/"+jsonptr.Escape(name))
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/reins-go/reins/internal/jsonptr"
 )
 
 // Loader returns the schema document at an absolute URL (without a
@@ -175,7 +177,7 @@ func pointerOf(path []string) string {
 	var b strings.Builder
 	b.WriteString("#")
 	for _, p := range path {
-		b.WriteString("/" + escapePointer(p))
+		b.WriteString("/" + jsonptr.Escape(p))
 	}
 	return b.String()
 }
@@ -257,7 +259,7 @@ func (r *refs) resolve(loc string) (any, error) {
 		return cur, nil
 	}
 	for _, part := range strings.Split(p[1:], "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		part = jsonptr.Unescape(part)
 		switch x := cur.(type) {
 		case map[string]any:
 			v, ok := x[part]

@@ -1,6 +1,10 @@
 package jsonschema
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/reins-go/reins/internal/jsonptr"
+)
 
 // unevaluatedProperties and unevaluatedItems judge what the schema's
 // evaluation left unjudged: the keys (items) no properties,
@@ -90,7 +94,7 @@ func (c *compiler) unevaluatedObjects(n *Node) ([]*Schema, error) {
 			}
 			for _, p := range x.Props {
 				if y.prop(p.Name) == nil {
-					y.Props = append(y.Props, Prop{p.Name, newSchema(y.Ptr + "/" + escapePointer(p.Name))})
+					y.Props = append(y.Props, Prop{p.Name, newSchema(y.Ptr + "/" + jsonptr.Escape(p.Name))})
 				}
 			}
 			for _, pp := range x.PatternProps {
@@ -99,7 +103,7 @@ func (c *compiler) unevaluatedObjects(n *Node) ([]*Schema, error) {
 					dup = dup || q.Pattern == pp.Pattern
 				}
 				if !dup {
-					y.PatternProps = append(y.PatternProps, PatternProp{pp.Pattern, newSchema(y.Ptr + "/" + escapePointer(pp.Pattern))})
+					y.PatternProps = append(y.PatternProps, PatternProp{pp.Pattern, newSchema(y.Ptr + "/" + jsonptr.Escape(pp.Pattern))})
 				}
 			}
 		}
