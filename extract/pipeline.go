@@ -344,42 +344,107 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 	return st, nil
 }
 
+// MaxRecordBytes bounds one line of a run's output as Resume reads it
+// back: far more than a record of DefaultMaxTokens, or of the most
+// tokens the command line allows, takes.
+const MaxRecordBytes = 64 << 20
+
 // Resume opens the output file path for a run that goes on where an
 // earlier one stopped: it returns the file, positioned at its end, and
 // the IDs of the documents it records. A last line that was cut before
 // its end (the earlier run was killed while writing it) is removed. A
 // file that does not exist is created.
+//
+// Anything else in the file is an error naming the file and the line, and
+// the file is left as it was: a line that is not a record, a line longer
+// than MaxRecordBytes, more than MaxDocuments records, a path that is not
+// a regular file.
 func Resume(path string) (*os.File, map[string]bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fileread.OpenWrite(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	done := map[string]bool{}
-	var good int64
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err == io.EOF {
-			break // a line without its newline was cut
-		}
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		var rec Record
-		if json.Unmarshal(line, &rec) != nil || rec.ID == "" {
-			break // a damaged line: it and what follows are done again
-		}
-		done[rec.ID] = true
-		good += int64(len(line))
+	done, good, err := readRecordIDs(f, path)
+	if err == nil {
+		err = f.Truncate(good)
 	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, nil, err
+	if err == nil {
+		_, err = f.Seek(good, io.SeekStart)
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
+	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, done, nil
+}
+
+// readRecordIDs reads a run's output from r (the file path) and returns
+// the IDs it records and the length of its whole lines.
+func readRecordIDs(r io.Reader, path string) (map[string]bool, int64, error) {
+	done := map[string]bool{}
+	var good int64
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br, MaxRecordBytes)
+		switch {
+		case err == io.EOF:
+			return done, good, nil // a line without its newline was cut
+		case errors.Is(err, errLongLine):
+			return nil, 0, fmt.Errorf("extract: %s:%d: a line longer than MaxRecordBytes (%d): not the output of an extract run", path, n, MaxRecordBytes)
+		case err != nil:
+			return nil, 0, err
+		}
+		good += int64(len(line))
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		id, err := recordID(line)
+		if err != nil {
+			return nil, 0, fmt.Errorf("extract: %s:%d: not a record of an extract run (%v); the file is left as it is", path, n, err)
+		}
+		if !done[id] && len(done) >= MaxDocuments {
+			return nil, 0, fmt.Errorf("extract: %s:%d: more than MaxDocuments (%d) records", path, n, MaxDocuments)
+		}
+		done[id] = true
+	}
+}
+
+// recordID returns the ID of the record on line: a JSON object with
+// Record's members only, an ID, and a value or an error.
+func recordID(line []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	var rec Record
+	if err := dec.Decode(&rec); err != nil {
+		return "", err
+	}
+	if dec.More() {
+		return "", errors.New("more than one JSON value")
+	}
+	switch {
+	case rec.ID == "":
+		return "", errors.New(`no "id"`)
+	case rec.Value == nil && rec.Error == "":
+		return "", errors.New(`neither "value" nor "error"`)
+	}
+	return rec.ID, nil
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine returns the next line of r with its newline, or errLongLine
+// once it passes limit bytes (without reading further). A last line
+// without a newline comes back with io.EOF.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > limit {
+			return nil, errLongLine
+		}
+		line = append(line, part...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
 }

@@ -85,7 +85,7 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 	if *out != "" {
 		f, done, err := extract.Resume(*out)
 		if err != nil {
-			return err
+			return usagef("--out: %v", err)
 		}
 		defer f.Close()
 		w, skip = f, done

@@ -27,6 +27,17 @@ func OpenIn(root *os.Root, name string) (*os.File, error) {
 	return regular(root.OpenFile(name, os.O_RDONLY|oNonblock, 0))
 }
 
+// OpenWrite opens the regular file at path for reading and writing,
+// creating it when it does not exist. Like Open, it does not block on a
+// named pipe, and a path that is not a regular file (a device such as
+// /dev/zero never ends) is an error saying what it is.
+func OpenWrite(path string) (*os.File, error) {
+	if path == "" {
+		return nil, fmt.Errorf("empty file name")
+	}
+	return regular(os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNonblock, 0o644))
+}
+
 // regular returns f when it is a regular file, else closes it.
 func regular(f *os.File, err error) (*os.File, error) {
 	if err != nil {

@@ -1,0 +1,121 @@
+package extract
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestResumeRefusesWhatItDidNotWrite: a file that holds anything but
+// records and a cut last line is an error naming the file and the line,
+// and the file is left byte for byte as it was.
+func TestResumeRefusesWhatItDidNotWrite(t *testing.T) {
+	rec := `{"id":"a","value":{"name":"Ann"}}` + "\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"a text file", "Dear diary,\nToday\n", ":1: not a record"},
+		{"a damaged line before whole records", rec + "{\"id\":\"b\",\"val\n" + `{"id":"c","error":"x"}` + "\n", ":2: not a record"},
+		{"an input file", `{"id":"a","text":"The cat."}` + "\n", `:1: not a record of an extract run (json: unknown field "text")`},
+		{"a record without its value", rec + `{"id":"b"}` + "\n", `:2: not a record of an extract run (neither "value" nor "error")`},
+		{"a record without an ID", `{"value":1}` + "\n", `:1: not a record of an extract run (no "id")`},
+		{"two values on a line", rec + `{"id":"b","value":1} {"id":"c","value":2}` + "\n", ":2: not a record of an extract run (more than one JSON value)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(c.text), 0o644))
+			f, _, err := Resume(path)
+			if f != nil {
+				f.Close()
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path+c.want)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.text, string(b), "the file is left as it was")
+		})
+	}
+}
+
+// TestResumeKeepsRecordsAndDropsOnlyACutLine: blank lines and every whole
+// record are kept; only a last line without its newline goes.
+func TestResumeKeepsRecordsAndDropsOnlyACutLine(t *testing.T) {
+	whole := `{"id":"a","value":null}` + "\n\n" + `{"id":"b","error":"no"}` + "\n"
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(whole+`{"id":"c","value":{"na`), 0o644))
+	f, done, err := Resume(path)
+	require.NoError(t, err)
+	_, err = f.WriteString("next\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.Equal(t, map[string]bool{"a": true, "b": true}, done)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, whole+"next\n", string(b), "written after the last whole line")
+}
+
+// TestResumeBoundsALine: a line longer than MaxRecordBytes (a sparse file
+// of zero bytes, which has no newline) is refused once the bound is
+// passed, not read to its end.
+func TestResumeBoundsALine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"id":"a","value":1}`+"\n"), 0o644))
+	require.NoError(t, os.Truncate(path, 1<<30)) // a gigabyte, sparse
+	_, _, err := Resume(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":2: a line longer than MaxRecordBytes")
+
+	line, err := readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\n"), 16), 100)
+	assert.ErrorIs(t, err, errLongLine, "101 bytes with the newline")
+	assert.Nil(t, line)
+	line, err = readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 99)+"\n"), 16), 100)
+	assert.NoError(t, err)
+	assert.Len(t, line, 100)
+}
+
+// TestResumeRefusesADevice: an output that is not a regular file (a
+// device that never ends) is refused before anything is read.
+func TestResumeRefusesADevice(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here")
+	}
+	_, _, err := Resume("/dev/zero")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/dev/zero: not a regular file (a character device)")
+}
+
+// FuzzResume: whatever a file holds, reading it back neither panics nor
+// keeps more than its whole lines, and every ID it returns is on one of
+// them.
+func FuzzResume(f *testing.F) {
+	f.Add([]byte(`{"id":"a","value":1}` + "\n" + `{"id":"b","err`))
+	f.Add([]byte("\n\n" + `{"id":"a","error":"x","confidence":{"":1}}` + "\n"))
+	f.Add([]byte(`{"id":"a","value":1,"id":"b"}` + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		done, good, err := readRecordIDs(bytes.NewReader(b), "f")
+		if err != nil {
+			return
+		}
+		if good > int64(len(b)) || (good > 0 && b[good-1] != '\n') || bytes.IndexByte(b[good:], '\n') >= 0 {
+			t.Fatalf("kept %d of %d bytes", good, len(b))
+		}
+		want := map[string]bool{}
+		for _, line := range bytes.SplitAfter(b[:good], []byte("\n")) {
+			if id, err := recordID(line); err == nil {
+				want[id] = true
+			}
+		}
+		if len(want) != len(done) {
+			t.Fatalf("IDs %v, whole lines hold %v", done, want)
+		}
+		for id := range want {
+			if !done[id] {
+				t.Fatalf("ID %q of a whole line is missing", id)
+			}
+		}
+	})
+}
