@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
+
+	"github.com/reins-go/reins/vocab"
 )
 
 // ScoreOptions configures Score.
@@ -74,6 +77,15 @@ func scoreLogits(ctx context.Context, b LogitsBackend, text string, opts ScoreOp
 		if all, err = b.Tokenize(text, true); err != nil {
 			return nil, fmt.Errorf("tokenize text: %w", err)
 		}
+		if v := b.Vocab(); !utf8.ValidString(text) && !spellsText(v, all, text) {
+			// the tokenizer read U+FFFD for the bytes that are not UTF-8
+			if all, err = spellBytes(b, text); err != nil {
+				return nil, err
+			}
+			if v.AddBOS() {
+				all = append([]int{v.BOS()}, all...)
+			}
+		}
 	}
 	return ScoreTokens(ctx, b, all[:nUnscored], all[nUnscored:], opts.TopLogprobs)
 }
@@ -101,27 +113,85 @@ func Continuation(b LogitsBackend, prompt, text string) (prefix, tokens []int, e
 	if len(whole) > len(prefix) && slices.Equal(whole[:len(prefix)], prefix) && string(v.Decode(whole[len(prefix):])) == text {
 		return prefix, whole[len(prefix):], nil
 	}
-	alone, err := b.Tokenize(text, false)
+	alone, err := tokenizeAlone(b, text)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tokenize text: %w", err)
 	}
-	if string(v.Decode(alone)) == text {
+	if alone != nil {
 		return prefix, alone, nil
-	}
-	if len(alone) > 0 && string(v.Decode(alone)) == " "+text {
-		if first := v.Bytes(alone[0]); len(first) > 0 && first[0] == ' ' {
-			if fixed, ok := v.Spell(first[1:]); ok {
-				if out := append(fixed, alone[1:]...); string(v.Decode(out)) == text {
-					return prefix, out, nil
-				}
-			}
-		}
 	}
 	out, ok := v.Spell([]byte(text))
 	if !ok {
 		return nil, nil, fmt.Errorf("text %q: the vocabulary cannot spell it", text)
 	}
 	return prefix, out, nil
+}
+
+// spellsText reports whether tokens (after a BOS) spell text, or text
+// after the leading space SentencePiece adds.
+func spellsText(v *vocab.Vocab, tokens []int, text string) bool {
+	if v.AddBOS() && len(tokens) > 0 && tokens[0] == v.BOS() {
+		tokens = tokens[1:]
+	}
+	got := string(v.Decode(tokens))
+	return got == text || got == " "+text
+}
+
+// tokenizeAlone returns text tokenized alone when its tokens spell it
+// exactly, with a leading space the tokenizer adds (SentencePiece does)
+// taken back out; nil when they do not.
+func tokenizeAlone(b LogitsBackend, text string) ([]int, error) {
+	v := b.Vocab()
+	alone, err := b.Tokenize(text, false)
+	if err != nil {
+		return nil, err
+	}
+	got := string(v.Decode(alone))
+	if got == text {
+		return alone, nil
+	}
+	if len(alone) > 0 && got == " "+text {
+		if first := v.Bytes(alone[0]); len(first) > 0 && first[0] == ' ' {
+			if fixed, ok := v.Spell(first[1:]); ok {
+				return append(fixed, alone[1:]...), nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// spellBytes returns tokens whose bytes are exactly text, which is not
+// UTF-8: llama.cpp's BPE tokenizers read a byte that is not UTF-8 as
+// U+FFFD. Each run of UTF-8 is tokenized alone (spelled with the
+// vocabulary's longest tokens where its tokens would not be exactly it)
+// and each other byte is spelled with the vocabulary's byte token.
+func spellBytes(b LogitsBackend, text string) ([]int, error) {
+	v := b.Vocab()
+	var out []int
+	for i := 0; i < len(text); {
+		j := i
+		for j < len(text) {
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			j += n
+		}
+		if j > i {
+			if toks, err := tokenizeAlone(b, text[i:j]); err == nil && toks != nil {
+				out, i = append(out, toks...), j
+				continue
+			}
+		} else { // a byte that is not UTF-8
+			j = i + 1
+		}
+		toks, ok := v.Spell([]byte(text[i:j]))
+		if !ok {
+			return nil, fmt.Errorf("text %q: the vocabulary cannot spell its bytes %q at offset %d", text, text[i:j], i)
+		}
+		out, i = append(out, toks...), j
+	}
+	return out, nil
 }
 
 // ScoreTokens returns the log-probability of every token of tokens given

@@ -2,6 +2,7 @@ package decode_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,34 @@ func TestScoreBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "empty text")
 	_, err = decode.Score(context.Background(), b, "x", decode.ScoreOptions{TopLogprobs: -1})
 	assert.ErrorContains(t, err, "TopLogprobs -1")
+}
+
+// replacingTokenizer reads bytes that are not UTF-8 as U+FFFD, as
+// llama.cpp's tokenizers do.
+type replacingTokenizer struct{ *fixture.Backend }
+
+func (r replacingTokenizer) Tokenize(text string, addSpecial bool) ([]int, error) {
+	return r.Backend.Tokenize(strings.ToValidUTF8(text, "\uFFFD"), addSpecial)
+}
+
+// TestScoreSpellsBytesThatAreNotUTF8: a text that is not UTF-8 is scored
+// byte for byte, also on a tokenizer that would read U+FFFD in its place,
+// with and without a context.
+func TestScoreSpellsBytesThatAreNotUTF8(t *testing.T) {
+	m, fb := newFake(t)
+	b := replacingTokenizer{fb}
+	for _, text := range []string{"\xff\xfe\xc3", "The cat\xff sat", "\xe2\x82 the"} {
+		for _, prompt := range []string{"", "Once"} {
+			res, err := decode.Score(context.Background(), b, text, decode.ScoreOptions{Context: prompt})
+			require.NoError(t, err)
+			var got []byte
+			prev := res.Unscored[len(res.Unscored)-1]
+			for _, tok := range res.Tokens {
+				got = append(got, fb.Vocab().Bytes(tok.ID)...)
+				assert.InDelta(t, m.Table[prev][tok.ID], tok.Logprob, 1e-5)
+				prev = tok.ID
+			}
+			assert.Equal(t, text, string(got), "context %q", prompt)
+		}
+	}
 }
