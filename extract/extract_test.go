@@ -223,7 +223,7 @@ func TestFailedDocumentsAreRecorded(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("The cat sat."), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("bad \xff bytes"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.jsonl"), []byte("{\"id\": \"c1\", \"text\": \"The dog.\"}\nnot json\n{\"id\": \"c3\"}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.jsonl"), []byte("{\"id\": \"c1\", \"text\": \"The dog.\"}\nnot json\n{\"id\": \"c3\"}\n{\"id\": \"c4\", \"text\": \"bad \xff\"}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".hidden"), []byte("x"), 0o644))
 	docs, err := ReadInputs([]string{dir}, nil)
 	require.NoError(t, err)
@@ -231,7 +231,11 @@ func TestFailedDocumentsAreRecorded(t *testing.T) {
 	for _, d := range docs {
 		ids = append(ids, d.ID)
 	}
-	assert.Equal(t, []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), "c1", filepath.Join(dir, "c.jsonl") + ":2", "c3"}, ids)
+	c := filepath.Join(dir, "c.jsonl")
+	assert.Equal(t, []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), "c1", c + ":2", "c3", c + ":4"}, ids)
+	assert.Equal(t, c+":4", docs[5].Source)
+	assert.EqualError(t, docs[5].Err, "not UTF-8 text", "not read as U+FFFD")
+	docs = docs[:5]
 
 	x, err := New(reins.Builtin(), []byte(`{"type": "object", "properties": {"name": {"type": "string", "minLength": 3, "maxLength": 5}},
 		"required": ["name"]}`), nil)
@@ -308,7 +312,8 @@ func TestReadInputsErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte("{\"id\": \"a\", \"text\": \"1\"}\n{\"id\": \"a\", \"text\": \"2\"}\n"), 0o644))
 	_, err = ReadInputs([]string{dir}, nil)
-	assert.ErrorContains(t, err, `two documents have the ID "a"`)
+	x := filepath.Join(dir, "x.jsonl")
+	assert.ErrorContains(t, err, `two documents have the ID "a": `+x+":1 and "+x+":2")
 	var pe *os.PathError
 	assert.False(t, errors.As(err, &pe))
 }

@@ -27,6 +27,9 @@ type Document struct {
 	ID   string
 	Text string
 	Err  error
+	// Source says where the document was read: a file's path, or
+	// "FILE:LINE" for a line of a .jsonl file.
+	Source string
 }
 
 // InputOptions configures ReadInputs.
@@ -88,12 +91,12 @@ func ReadInputs(paths []string, opts *InputOptions) ([]Document, error) {
 			return nil, err
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for _, d := range docs {
-		if seen[d.ID] {
-			return nil, fmt.Errorf("extract: two documents have the ID %q", d.ID)
+		if first, ok := seen[d.ID]; ok {
+			return nil, fmt.Errorf("extract: two documents have the ID %q: %s and %s", d.ID, first, d.Source)
 		}
-		seen[d.ID] = true
+		seen[d.ID] = d.Source
 	}
 	return docs, nil
 }
@@ -104,7 +107,7 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 	}
 	f, err := fileread.Open(path)
 	if err != nil {
-		return append(docs, Document{ID: path, Err: err}), nil
+		return append(docs, Document{ID: path, Err: err, Source: path}), nil
 	}
 	defer f.Close()
 	if strings.HasSuffix(path, ".jsonl") {
@@ -113,11 +116,11 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 	b, err := fileread.ReadAll(f, "the document", MaxDocumentBytes)
 	switch {
 	case err != nil:
-		return append(docs, Document{ID: path, Err: err}), nil
+		return append(docs, Document{ID: path, Err: err, Source: path}), nil
 	case !utf8.Valid(b):
-		return append(docs, Document{ID: path, Err: errors.New("not UTF-8 text")}), nil
+		return append(docs, Document{ID: path, Err: errors.New("not UTF-8 text"), Source: path}), nil
 	}
-	return append(docs, Document{ID: path, Text: string(b)}), nil
+	return append(docs, Document{ID: path, Text: string(b), Source: path}), nil
 }
 
 func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Document, error) {
@@ -131,10 +134,15 @@ func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Doc
 		if len(docs) >= MaxDocuments {
 			return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
 		}
-		id := path + ":" + strconv.Itoa(n)
+		src := path + ":" + strconv.Itoa(n)
+		id := src
 		var obj map[string]any
+		if !utf8.Valid(line) { // json would read U+FFFD in silence
+			docs = append(docs, Document{ID: id, Err: errors.New("not UTF-8 text"), Source: src})
+			continue
+		}
 		if err := json.Unmarshal(line, &obj); err != nil {
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("not a JSON object: %w", err)})
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("not a JSON object: %w", err), Source: src})
 			continue
 		}
 		if v, ok := obj[o.IDField]; ok {
@@ -148,15 +156,15 @@ func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Doc
 		text, ok := obj[o.TextField].(string)
 		switch {
 		case !ok:
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("no string member %q", o.TextField)})
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("no string member %q", o.TextField), Source: src})
 		case len(text) > MaxDocumentBytes:
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes)})
+			docs = append(docs, Document{ID: id, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes), Source: src})
 		default:
-			docs = append(docs, Document{ID: id, Text: text})
+			docs = append(docs, Document{ID: id, Text: text, Source: src})
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return append(docs, Document{ID: path, Err: err}), nil
+		return append(docs, Document{ID: path, Err: err, Source: path}), nil
 	}
 	return docs, nil
 }
