@@ -3,6 +3,7 @@ package reins
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -173,7 +174,7 @@ func (m *Model) scoreOptionsText(ctx context.Context, prompt string, options []s
 	for i, o := range options {
 		res, err := ps.ScorePrompt(ctx, prompt, o+then, topN)
 		if err != nil {
-			return nil, err
+			return nil, optionErr(i, o, err)
 		}
 		out[i] = Option{Text: o, Logprob: res.Sum, Tokens: res.Tokens}
 	}
@@ -196,7 +197,7 @@ func (m *Model) scoreOptionsLogits(ctx context.Context, prompt string, options [
 	for i, o := range options {
 		prefix, toks, err := decode.Continuation(l, prompt, o+then)
 		if err != nil {
-			return nil, err
+			return nil, optionErr(i, o, err)
 		}
 		jobs[i] = job{i, prefix, toks}
 	}
@@ -207,11 +208,20 @@ func (m *Model) scoreOptionsLogits(ctx context.Context, prompt string, options [
 	for _, j := range jobs {
 		res, err := decode.ScoreTokens(ctx, l, j.prefix, j.toks, topN)
 		if err != nil {
-			return nil, err
+			return nil, optionErr(j.i, options[j.i], err)
 		}
 		out[j.i] = Option{Text: options[j.i], Logprob: res.Sum, Tokens: res.Tokens}
 	}
 	return out, nil
+}
+
+// optionErr says which option (by index, and its first 40 characters)
+// err met.
+func optionErr(i int, option string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("option %d %.40q: %w", i, option, err)
 }
 
 // normalise sets the options' probabilities: e^Logprob over their sum.

@@ -658,3 +658,14 @@ func TestTokenTerminalOutputs(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, c.HasTokenTerminals())
 }
+
+// TestChooseNamesTheOptionThatFailed: an option too long for the context
+// is named by its index and its first characters.
+func TestChooseNamesTheOptionThatFailed(t *testing.T) {
+	m := Builtin()
+	long := strings.Repeat("b", m.logits.ContextSize()+10)
+	_, err := m.Choose(context.Background(), "Pick", []string{"a", long}, ChooseOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `option 1 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb": `)
+	assert.Contains(t, err.Error(), "the context holds")
+}

@@ -218,7 +218,7 @@ func ScoreTokens(ctx context.Context, b LogitsBackend, prefix, tokens []int, top
 		}
 	}
 	if len(all) > b.ContextSize() {
-		return nil, fmt.Errorf("text is %d tokens, the context holds %d", len(all), b.ContextSize())
+		return nil, fmt.Errorf("%d tokens (%d before the text, %d of it), the context holds %d", len(all), len(prefix), len(tokens), b.ContextSize())
 	}
 	res := &ScoreResult{Unscored: all[:nUnscored:nUnscored]}
 	nl := b.NumLogits()
