@@ -60,9 +60,10 @@ type Options struct {
 	// the first tokens spell both. Healing is itself a constraint (the
 	// output must begin with the healed bytes), so the tokens report
 	// Constrained also when Constraint is nil. A prompt is not healed
-	// where a stop string could begin in the bytes taken back. When a
-	// token is taken back, MaxTokens grows by one, for the token that
-	// spells it again. Local
+	// where a stop string could begin in the bytes taken back. The
+	// tokens that start within the healed bytes do not count against
+	// MaxTokens (see decode.Options.HealedBytes), however many the
+	// model spells them in. Local
 	// models only (a server tokenizes the prompt itself; there Heal does
 	// nothing), and not Stream.
 	Heal bool
@@ -137,14 +138,6 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 			prompt, healed = prompt+healed, ""
 		}
 		if healed != "" {
-			// The token that spells the healed bytes again is not the
-			// caller's: the budget grows by one for it.
-			if run.MaxTokens == 0 {
-				run.MaxTokens = DefaultMaxTokens
-			}
-			if run.MaxTokens > 0 {
-				run.MaxTokens++
-			}
 			base := opts.Constraint
 			if base == nil {
 				if base, err = m.anyTextConstraint(); err != nil {
@@ -160,6 +153,7 @@ func (m *Model) GenerateN(ctx context.Context, prompt string, n int, opts Option
 	if err != nil {
 		return nil, err
 	}
+	dopts.HealedBytes = len(healed) // the tokens that spell them again are not the caller's
 	var out []*Completion
 	var errs []error
 	for len(out) < n {

@@ -47,6 +47,12 @@ type Options struct {
 	// TextConstraint is the same constraint judged on bytes, for a
 	// TextBackend, which has no vocabulary to mask with.
 	TextConstraint func() TextConstraint
+	// HealedBytes is how many bytes at the output's start spell the
+	// prompt's end again (token healing takes the prompt's last token
+	// back; the constraint makes the output begin with its bytes): the
+	// tokens that start within them do not count against MaxTokens,
+	// however many the model spells them in. LogitsBackend only.
+	HealedBytes int
 	// Prefill is the beginning of the output, decided before
 	// generation: the model continues prompt+Prefill. A LogitsBackend
 	// tokenizes the two together; a TextBackend sends Prefill as the
@@ -56,6 +62,10 @@ type Options struct {
 	Prefill string
 }
 
+// maxHealedBytes bounds Options.HealedBytes: far more than a token's
+// bytes.
+const maxHealedBytes = 1 << 16
+
 func (o *Options) validate(v *vocab.Vocab) error {
 	if o.Constraint == nil && o.TextConstraint != nil {
 		return &OptionError{"Constraint", "nil", "a logits backend needs the token-level constraint beside Options.TextConstraint"}
@@ -63,6 +73,8 @@ func (o *Options) validate(v *vocab.Vocab) error {
 	switch {
 	case o.MaxTokens < 0:
 		return &OptionError{"MaxTokens", fmt.Sprint(o.MaxTokens), "want ≥ 0"}
+	case o.HealedBytes < 0 || o.HealedBytes > maxHealedBytes || o.HealedBytes > 0 && o.Constraint == nil:
+		return &OptionError{"HealedBytes", fmt.Sprint(o.HealedBytes), fmt.Sprintf("want 0 to %d, and a Constraint that begins the output with them", maxHealedBytes)}
 	case o.TopLogprobs < 0:
 		return &OptionError{"TopLogprobs", fmt.Sprint(o.TopLogprobs), "want a count ≥ 0"}
 	case o.TopLogprobs > v.Len():
@@ -271,6 +283,7 @@ type branch struct {
 	within   bool      // the budget is close: masks are filled within it (FillMaskWithin)
 	maskErr  error     // the error of a mask filled during Eval
 	forced   []int     // forced tokens appended to ids, awaiting evaluation
+	free     int       // tokens of gen that start within Options.HealedBytes
 	logits   []float32
 }
 
@@ -312,7 +325,7 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 		g.clp = make([]float32, nl)
 	}
 	// The budget bounds the capacity: MaxTokens is the caller's number.
-	room := min(opts.MaxTokens, b.ContextSize()-len(toks))
+	room := min(min(opts.MaxTokens, b.ContextSize()-len(toks))+opts.HealedBytes, b.ContextSize()-len(toks))
 	for i := range n {
 		br := &branch{seq: i, ids: append(make([]int, 0, len(toks)+room), toks...), cut: -1}
 		br.sampler = opts.Sampler
@@ -346,9 +359,25 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 }
 
 // remaining returns how many more tokens branch br may take: what is left
-// of MaxTokens and of the context.
+// of MaxTokens and of the context. While the healed bytes are not all
+// spelled, the next token is free (it starts within them): one more, a
+// lower bound of the free tokens to come.
 func (g *generator) remaining(br *branch) int {
-	return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.nctx-len(br.ids))
+	if g.opts.HealedBytes == 0 {
+		return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.nctx-len(br.ids))
+	}
+	used, off := len(br.gen)-br.free, len(br.text)
+	for _, f := range br.forced {
+		if off >= g.opts.HealedBytes {
+			used++
+		}
+		off += len(g.v.Bytes(f))
+	}
+	left := g.opts.MaxTokens - used
+	if off < g.opts.HealedBytes {
+		left++
+	}
+	return min(left, g.nctx-len(br.ids))
 }
 
 // forceAhead appends the tokens the constraint leaves as the only choice,
@@ -680,6 +709,9 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if !forced {
 		br.ids = append(br.ids, id)
 	}
+	if len(br.text) < g.opts.HealedBytes {
+		br.free++
+	}
 	br.starts = append(br.starts, len(br.text))
 	br.text = append(br.text, tb...)
 	br.gen = append(br.gen, tok)
@@ -687,7 +719,7 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if br.done {
 		return nil
 	}
-	if len(br.gen) >= g.opts.MaxTokens || len(br.ids) >= g.nctx {
+	if len(br.gen)-br.free >= g.opts.MaxTokens || len(br.ids) >= g.nctx {
 		br.finishWith(FinishLength)
 	}
 	return nil

@@ -226,6 +226,9 @@ func TestBadOptions(t *testing.T) {
 		{"negative temperature", "a", decode.Options{Sampling: decode.SamplingOptions{Temperature: -1}}, "Temperature"},
 		{"top-p above one", "a", decode.Options{Sampling: decode.SamplingOptions{TopP: 1.5}}, "TopP"},
 		{"empty stop", "a", decode.Options{Stop: []string{""}}, "Stop[0]"},
+		{"negative healed bytes", "a", decode.Options{HealedBytes: -1}, "HealedBytes -1"},
+		{"healed bytes without a constraint", "a", decode.Options{HealedBytes: 2}, "HealedBytes 2"},
+		{"healed bytes past the bound", "a", decode.Options{HealedBytes: 1 << 40, MaxTokens: 1<<63 - 1}, "HealedBytes 1099511627776"},
 		{"prompt longer than context", strings.Repeat("x", fixture.ContextLen+5), decode.Options{}, "context holds"},
 	}
 	for _, tt := range tests {

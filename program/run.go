@@ -507,7 +507,7 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	}
 	// The generation may spend a token more after the value: the start
 	// of the text after the hole, which ends a constrained value. (The
-	// token that spells the healed bytes again, Generate adds itself.)
+	// tokens that spell the healed bytes again do not count, in Generate.)
 	slack := 0
 	if h.g != nil && r.boundary(follow) != "" {
 		slack++
@@ -551,12 +551,9 @@ func (r *runner) gen(ctx context.Context, prompt string, st step, follow string,
 	start := len(out.Healed)
 	c.Tokens = ValueTokens(out.Tokens, start, start+len(value), boundary != "")
 	if len(c.Tokens) == 0 && out.FinishReason == decode.FinishLength {
-		// Nothing decided the empty value: the budget went to the healed
-		// bytes (Generate adds one token for them, and they may take
-		// more), or no room was left in the context.
-		if out.Healed != "" && len(out.Tokens) >= opts.MaxTokens+1 { // Generate's budget, with its one token for the healed bytes
-			return nil, fmt.Errorf("max_tokens (%d) went to spelling again the healed bytes %q, before a token of the value: raise max_tokens, or run without healing", budget, out.Healed)
-		}
+		// Nothing decided the empty value: no room was left in the
+		// context (the tokens that spell the healed bytes again do not
+		// count against max_tokens).
 		return nil, errors.New("the output ended for length before a token of its value: the model's context is full")
 	}
 	c.sum()

@@ -107,8 +107,9 @@ JSON: {{gen "j" json=true max_tokens=30}}
 // before a token of its value is an error that says why, where it had
 // been an empty capture with probability 1 that nothing decided: the
 // prompt left no room in the context (the healed token took the last
-// place), or re-spelling the healed bytes took the whole max_tokens
-// (the built-in model may spell " the" as " t" and "he").
+// place). Re-spelling the healed bytes does not take max_tokens: the
+// built-in model may spell " the" as " t" and "he", and a max_tokens of
+// 1 still leaves the value its token.
 func TestGenWithNoTokenOfItsValue(t *testing.T) {
 	m := reins.Builtin()
 	p, err := Parse("t", `Q: {{v}}{{gen "x" max_tokens=2}}`, nil)
@@ -132,17 +133,11 @@ func TestGenWithNoTokenOfItsValue(t *testing.T) {
 
 	p, err = Parse("t", `Q: the{{gen "x" max_tokens=1}}`, nil)
 	require.NoError(t, err)
-	spent := 0
-	for seed := range uint64(40) {
+	for seed := range uint64(40) { // seeds that spell " the" in two tokens among them (TestHealBudget)
 		res, err := p.Run(context.Background(), m, &RunOptions{Seed: seed, Temperature: 1})
-		if err != nil {
-			assert.ErrorContains(t, err, `max_tokens (1) went to spelling again the healed bytes " the"`, "seed %d", seed)
-			spent++
-			continue
-		}
+		require.NoError(t, err, "seed %d", seed)
 		assert.NotEmpty(t, res.Capture("x").Tokens, "seed %d", seed)
 	}
-	assert.Positive(t, spent, "some seed spells the healed bytes in two tokens")
 }
 
 // TestSelectProbabilitiesAreScores: a select's options' probabilities
