@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
 )
 
 // Automata over code points, for what a grammar of the pattern alone
@@ -44,6 +45,12 @@ type dfa struct {
 }
 
 func (d *dfa) size() int { return len(d.label) }
+
+// maxDFAChars bounds the characters a pattern made into a DFA matches
+// one by one, counted repetitions spelled out (regex.SpelledOut): its
+// program is that long, and its DFA would take more than maxDFAStates
+// states long before.
+const maxDFAChars = 64 * maxDFAStates
 
 // errDFATooLarge is the error past maxDFAStates.
 var errDFATooLarge = fmt.Errorf("the automaton would take more than %d states", maxDFAStates)
@@ -212,6 +219,11 @@ func regexDFA(pat string, search bool) (*dfa, error) {
 	re, err := syntax.Parse(pat, syntax.Perl)
 	if err != nil {
 		return nil, err
+	}
+	// A DFA of maxDFAStates states cannot hold far longer a sequence; the
+	// bound keeps syntax.Compile from spelling out \pL{1000} repeated.
+	if regex.SpelledOut(re, maxDFAChars) > maxDFAChars {
+		return nil, errDFATooLarge
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {

@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -189,4 +190,16 @@ func mooreSize(d *dfa) int {
 		}
 		count = len(ids)
 	}
+}
+
+// TestRegexDFARefusesSpelledOutPatterns: a short pattern whose counted
+// repetitions spell out far more characters than a DFA of maxDFAStates
+// could hold is refused before syntax.Compile spells them out.
+func TestRegexDFARefusesSpelledOutPatterns(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := regexDFA(strings.Repeat(`\pL{1000}`, 1800), true)
+	runtime.ReadMemStats(&after)
+	assert.ErrorIs(t, err, errDFATooLarge)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(48<<20), "allocated %d MB (syntax.Parse itself takes about 23: each \\pL is 5 KB of ranges)", (after.TotalAlloc-before.TotalAlloc)>>20)
 }

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/reins-go/reins/grammar"
@@ -65,6 +66,9 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 	if len(n.Str.Patterns) == 1 {
 		ptr := n.Str.PatternPtrs[0]
 		g, err := patternNode(n.Str.Patterns[0])
+		if errors.Is(err, grammar.ErrTooLarge) {
+			return nil, c.limitf(ptr, "pattern", limitGrammar, "a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(n.Str.Patterns[0]), grammar.MaxInst)
+		}
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)
 		}

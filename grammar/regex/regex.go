@@ -55,12 +55,16 @@ func Lower(re string, search bool) (n *grammar.Node, err error) {
 	if err != nil {
 		return nil, syntaxError(re, err)
 	}
+	if size := SpelledOut(tree, grammar.MaxInst); size > grammar.MaxInst {
+		return nil, &grammar.Error{File: File, Msg: fmt.Sprintf("grammar too large: the expression with its counted repetitions spelled out matches more than %d characters one by one: its program would pass grammar.MaxInst", grammar.MaxInst), Err: grammar.ErrTooLarge}
+	}
 	tree = tree.Simplify()
+	l := &lowerer{memo: map[*syntax.Regexp]*grammar.Node{}}
 	var body *grammar.Node
 	if search {
-		body, err = lowerSearch(tree, false, false, 0)
+		body, err = l.lowerSearch(tree, false, false, 0)
 	} else {
-		body, err = lower(stripAnchors(tree))
+		body, err = l.lower(stripAnchors(tree))
 	}
 	if err != nil {
 		return nil, lowerError(re, err)
@@ -333,16 +337,16 @@ const maxDistribute = 8
 // start and at the end of the string. Anchors may stand at the start or
 // end of each branch of an alternation: a concatenation is distributed
 // over an alternation that holds anchors (^(a$|b) is ^a$|^b).
-func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.Node, error) {
+func (l *lowerer) lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.Node, error) {
 	isBegin := func(r *syntax.Regexp) bool { return r.Op == syntax.OpBeginText || r.Op == syntax.OpBeginLine }
 	isEnd := func(r *syntax.Regexp) bool { return r.Op == syntax.OpEndText || r.Op == syntax.OpEndLine }
 	switch re.Op {
 	case syntax.OpCapture:
-		return lowerSearch(re.Sub[0], begin, end, distributed)
+		return l.lowerSearch(re.Sub[0], begin, end, distributed)
 	case syntax.OpAlternate:
 		var alts []*grammar.Node
 		for _, sub := range re.Sub {
-			n, err := lowerSearch(sub, begin, end, distributed)
+			n, err := l.lowerSearch(sub, begin, end, distributed)
 			if err != nil {
 				return nil, err
 			}
@@ -358,7 +362,7 @@ func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.
 			subs, end = subs[:len(subs)-1], true
 		}
 		if len(subs) == 1 {
-			return lowerSearch(subs[0], begin, end, distributed)
+			return l.lowerSearch(subs[0], begin, end, distributed)
 		}
 		for i, sub := range subs {
 			for sub.Op == syntax.OpCapture {
@@ -380,7 +384,7 @@ func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.
 					c.Sub = append(c.Sub, branch)
 				}
 				c.Sub = append(c.Sub, subs[i+1:]...)
-				n, err := lowerSearch(c, begin, end, distributed+1)
+				n, err := l.lowerSearch(c, begin, end, distributed+1)
 				if err != nil {
 					return nil, err
 				}
@@ -396,7 +400,7 @@ func lowerSearch(re *syntax.Regexp, begin, end bool, distributed int) (*grammar.
 	case syntax.OpEndText, syntax.OpEndLine:
 		end, re = true, &syntax.Regexp{Op: syntax.OpEmptyMatch}
 	}
-	body, err := lower(re)
+	body, err := l.lower(re)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +459,59 @@ func stripAnchors(re *syntax.Regexp) *syntax.Regexp {
 	return re
 }
 
-func lower(re *syntax.Regexp) (*grammar.Node, error) {
+// SpelledOut returns how many characters re matches one by one (each a
+// literal's rune or a class) with its counted repetitions spelled out,
+// as Simplify spells them (x{3,5} is xxx(x(x)?)?), counting past limit
+// no further. Each compiles to at least one instruction, so an
+// expression of more than grammar.MaxInst would be refused by
+// grammar.Compile anyway; refusing it before Simplify keeps a short
+// pattern (\pL{1000} repeated) from lowering millions of copies first.
+func SpelledOut(re *syntax.Regexp, limit int) int {
+	n := 0
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		n = 1
+	}
+	for _, sub := range re.Sub {
+		if n += SpelledOut(sub, limit); n > limit {
+			return n
+		}
+	}
+	if re.Op == syntax.OpRepeat {
+		copies := max(re.Min, re.Max, 1)
+		if n > limit/copies {
+			return limit + 1
+		}
+		n *= copies
+	}
+	return n
+}
+
+// lowerer lowers one expression. Simplify spells x{n} as n references to
+// one x; memo lowers that x once, so that the grammar shares it where
+// the expression does (a short pattern such as \pL{1000} repeated had
+// made gigabytes of copies of its class before the grammar's size was
+// checked).
+type lowerer struct {
+	memo map[*syntax.Regexp]*grammar.Node
+}
+
+// lower returns the grammar node of re (see lowerer).
+func (l *lowerer) lower(re *syntax.Regexp) (*grammar.Node, error) {
+	if n, ok := l.memo[re]; ok {
+		return n, nil
+	}
+	n, err := l.lowerOp(re)
+	if err != nil {
+		return nil, err
+	}
+	l.memo[re] = n
+	return n, nil
+}
+
+func (l *lowerer) lowerOp(re *syntax.Regexp) (*grammar.Node, error) {
 	switch re.Op {
 	case syntax.OpEmptyMatch:
 		return &grammar.Node{Op: grammar.OpEmpty}, nil
@@ -484,9 +540,9 @@ func lower(re *syntax.Regexp) (*grammar.Node, error) {
 	case syntax.OpAnyCharNotNL:
 		return grammar.Class(0, '\n'-1, '\n'+1, utf8.MaxRune), nil
 	case syntax.OpCapture:
-		return lower(re.Sub[0])
+		return l.lower(re.Sub[0])
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		sub, err := lower(re.Sub[0])
+		sub, err := l.lower(re.Sub[0])
 		if err != nil {
 			return nil, err
 		}
@@ -503,7 +559,7 @@ func lower(re *syntax.Regexp) (*grammar.Node, error) {
 	case syntax.OpConcat, syntax.OpAlternate:
 		var subs []*grammar.Node
 		for _, s := range re.Sub {
-			n, err := lower(s)
+			n, err := l.lower(s)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -258,4 +259,36 @@ func FuzzSearch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRepetitionsAreNotCopied: a short pattern of counted repetitions
+// (\pL{1000} repeated, a few KB) lowers each repeated part once; past
+// what any program could hold it is refused before it is spelled out.
+// Either way in a few MB, where it had taken gigabytes before the
+// grammar's size was checked.
+func TestRepetitionsAreNotCopied(t *testing.T) {
+	for _, c := range []struct {
+		re      string
+		refused bool // by Lower, before Simplify; else by grammar.Compile
+	}{
+		{strings.Repeat(`\pL{1000}`, 200), false},
+		{strings.Repeat(`\pL{1000}`, 1800), true},
+		{strings.Repeat(`a{1000}`, 2300), true},
+		{strings.Repeat(`(?:ab|[c-z]){500}`, 1100), true},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		g, err := Parse(c.re)
+		if err == nil {
+			_, err = grammar.Compile(g)
+		}
+		runtime.ReadMemStats(&after)
+		require.Error(t, err, "%.30s…", c.re)
+		assert.ErrorIs(t, err, grammar.ErrTooLarge)
+		if c.refused {
+			assert.Nil(t, g, "refused by Lower")
+			assert.Contains(t, err.Error(), "spelled out")
+		}
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%.30s… allocated %d MB", c.re, (after.TotalAlloc-before.TotalAlloc)>>20)
+	}
 }
