@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -216,4 +217,38 @@ func TestMasksWhileEvaluating(t *testing.T) {
 	want, err := decode.Complete(context.Background(), b, "x", opts)
 	require.NoError(t, err)
 	assert.Equal(t, want.Tokens, c.Tokens, "deferring the mask changes nothing")
+}
+
+// TestForcedTokensAtTheContextEnd: tokens forced ahead stand in the
+// branch's ids before they are recorded; the context is full when the
+// recorded tokens fill it, not when the forced ones are appended, so a
+// constrained output that fits the context is finished whole, and one
+// that does not is an UnfinishedError, never text that leaves the
+// grammar.
+func TestForcedTokensAtTheContextEnd(t *testing.T) {
+	_, b := newFake(t)
+	a := bindGBNF(t, b.Vocab(), `root ::= "xyz" ("a" | "b") "uvw."`)
+	re := regexp.MustCompile(`^xyz[ab]uvw\.$`)
+	prompt, err := b.Tokenize("The", true)
+	require.NoError(t, err)
+	for room := 1; room <= 12; room++ {
+		b.ContextLen = len(prompt) + room
+		for seed := range uint64(4) {
+			c, err := decode.Complete(context.Background(), b, "The", decode.Options{
+				MaxTokens: 40, Constraint: matcherOf(a),
+				Sampling: decode.SamplingOptions{Temperature: 1, Seed: seed},
+			})
+			if err != nil {
+				var unfinished *decode.UnfinishedError
+				require.ErrorAs(t, err, &unfinished, "room %d seed %d", room, seed)
+				if !strings.Contains(unfinished.Detail, "budget of") {
+					assert.Contains(t, unfinished.Detail, "the context is full", "room %d seed %d", room, seed)
+				}
+				assert.True(t, strings.HasPrefix("xyzauvw.", unfinished.Completion.Text) || strings.HasPrefix("xyzbuvw.", unfinished.Completion.Text), "room %d seed %d: %q is a prefix of the language", room, seed, unfinished.Completion.Text)
+				continue
+			}
+			assert.Regexp(t, re, c.Text, "room %d seed %d", room, seed)
+			assert.LessOrEqual(t, len(prompt)+len(c.Tokens), b.ContextLen)
+		}
+	}
 }

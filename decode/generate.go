@@ -719,7 +719,9 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if br.done {
 		return nil
 	}
-	if len(br.gen)-br.free >= g.opts.MaxTokens || len(br.ids) >= g.nctx {
+	// br.ids holds the forced tokens not yet recorded too: the context is
+	// full when the recorded ones fill it.
+	if len(br.gen)-br.free >= g.opts.MaxTokens || len(g.prompt)+len(br.gen) >= g.nctx {
 		br.finishWith(FinishLength)
 	}
 	return nil
