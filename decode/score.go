@@ -113,16 +113,17 @@ func Continuation(b LogitsBackend, prompt, text string) (prefix, tokens []int, e
 	if len(whole) > len(prefix) && slices.Equal(whole[:len(prefix)], prefix) && string(v.Decode(whole[len(prefix):])) == text {
 		return prefix, whole[len(prefix):], nil
 	}
-	alone, err := tokenizeAlone(b, text)
+	sp := &speller{v: v}
+	alone, err := tokenizeAlone(b, text, sp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tokenize text: %w", err)
 	}
 	if alone != nil {
 		return prefix, alone, nil
 	}
-	out, ok := v.Spell([]byte(text))
+	out, ok := sp.spell([]byte(text))
 	if !ok {
-		return nil, nil, fmt.Errorf("text %q: the vocabulary cannot spell it", text)
+		return nil, nil, fmt.Errorf("text %.40q: the vocabulary cannot spell it", text)
 	}
 	return prefix, out, nil
 }
@@ -140,7 +141,7 @@ func spellsText(v *vocab.Vocab, tokens []int, text string) bool {
 // tokenizeAlone returns text tokenized alone when its tokens spell it
 // exactly, with a leading space the tokenizer adds (SentencePiece does)
 // taken back out; nil when they do not.
-func tokenizeAlone(b LogitsBackend, text string) ([]int, error) {
+func tokenizeAlone(b LogitsBackend, text string, sp *speller) ([]int, error) {
 	v := b.Vocab()
 	alone, err := b.Tokenize(text, false)
 	if err != nil {
@@ -152,7 +153,7 @@ func tokenizeAlone(b LogitsBackend, text string) ([]int, error) {
 	}
 	if len(alone) > 0 && got == " "+text {
 		if first := v.Bytes(alone[0]); len(first) > 0 && first[0] == ' ' {
-			if fixed, ok := v.Spell(first[1:]); ok {
+			if fixed, ok := sp.spell(first[1:]); ok {
 				return append(fixed, alone[1:]...), nil
 			}
 		}
@@ -160,15 +161,33 @@ func tokenizeAlone(b LogitsBackend, text string) ([]int, error) {
 	return nil, nil
 }
 
+// speller spells bytes with the vocabulary's longest tokens, indexing
+// the vocabulary on first use and once.
+type speller struct {
+	v *vocab.Vocab
+	s *vocab.Speller
+}
+
+func (sp *speller) spell(b []byte) ([]int, bool) {
+	if sp.s == nil {
+		sp.s = sp.v.Speller()
+	}
+	return sp.s.Spell(b)
+}
+
 // spellBytes returns tokens whose bytes are exactly text, which is not
 // UTF-8: llama.cpp's BPE tokenizers read a byte that is not UTF-8 as
 // U+FFFD. Each run of UTF-8 is tokenized alone (spelled with the
 // vocabulary's longest tokens where its tokens would not be exactly it)
-// and each other byte is spelled with the vocabulary's byte token.
+// and each other byte is spelled with the vocabulary's byte token. It
+// stops once the tokens are more than the context holds.
 func spellBytes(b LogitsBackend, text string) ([]int, error) {
-	v := b.Vocab()
+	sp := &speller{v: b.Vocab()}
 	var out []int
 	for i := 0; i < len(text); {
+		if len(out) > b.ContextSize() {
+			return nil, fmt.Errorf("the text's first %d bytes take %d tokens, the context holds %d", i, len(out), b.ContextSize())
+		}
 		j := i
 		for j < len(text) {
 			r, n := utf8.DecodeRuneInString(text[j:])
@@ -178,16 +197,16 @@ func spellBytes(b LogitsBackend, text string) ([]int, error) {
 			j += n
 		}
 		if j > i {
-			if toks, err := tokenizeAlone(b, text[i:j]); err == nil && toks != nil {
+			if toks, err := tokenizeAlone(b, text[i:j], sp); err == nil && toks != nil {
 				out, i = append(out, toks...), j
 				continue
 			}
 		} else { // a byte that is not UTF-8
 			j = i + 1
 		}
-		toks, ok := v.Spell([]byte(text[i:j]))
+		toks, ok := sp.spell([]byte(text[i:j]))
 		if !ok {
-			return nil, fmt.Errorf("text %q: the vocabulary cannot spell its bytes %q at offset %d", text, text[i:j], i)
+			return nil, fmt.Errorf("text %.40q: the vocabulary cannot spell its bytes %.40q at offset %d", text, text[i:j], i)
 		}
 		out, i = append(out, toks...), j
 	}

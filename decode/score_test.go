@@ -2,6 +2,7 @@ package decode_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -91,4 +92,20 @@ func TestScoreSpellsBytesThatAreNotUTF8(t *testing.T) {
 			assert.Equal(t, text, string(got), "context %q", prompt)
 		}
 	}
+}
+
+// TestScoreBytesPastTheContext: a text that is not UTF-8 and takes more
+// tokens than the context holds is refused once its tokens pass the
+// context, before the rest of it is spelled.
+func TestScoreBytesPastTheContext(t *testing.T) {
+	_, fb := newFake(t)
+	b := replacingTokenizer{fb}
+	text := strings.Repeat("a\xff b", 100*fb.ContextSize())
+	_, err := decode.Score(context.Background(), b, text, decode.ScoreOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("the context holds %d", fb.ContextSize()))
+	var first int
+	_, scanErr := fmt.Sscanf(err.Error(), "the text's first %d bytes", &first)
+	require.NoError(t, scanErr, "the error says where spelling stopped: %v", err)
+	assert.Less(t, first, len(text)/50, "spelling stops near the context's end")
 }

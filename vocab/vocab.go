@@ -112,10 +112,21 @@ func (v *Vocab) Decode(tokens []int) []byte {
 // when some byte has no token. Use it where a tokenizer would not spell
 // b exactly (invalid UTF-8, which tokenizers replace with U+FFFD, or a
 // leading space SentencePiece adds). It builds an index of the
-// vocabulary on each call.
+// vocabulary on each call: to spell many texts, use a Speller.
 func (v *Vocab) Spell(b []byte) ([]int, bool) {
-	byBytes := map[string]int{}
-	longest := 0
+	return v.Speller().Spell(b)
+}
+
+// A Speller spells bytes with a vocabulary's longest tokens, as
+// Vocab.Spell does, from an index of the vocabulary built once.
+type Speller struct {
+	byBytes map[string]int // the first text token of each byte string
+	longest int            // bytes of the longest text token
+}
+
+// Speller indexes v's text tokens by their bytes.
+func (v *Vocab) Speller() *Speller {
+	s := &Speller{byBytes: map[string]int{}}
 	for id := range v.Len() {
 		switch v.Kind(id) {
 		case KindNormal, KindByte, KindUserDefined:
@@ -123,17 +134,22 @@ func (v *Vocab) Spell(b []byte) ([]int, bool) {
 			if len(tb) == 0 {
 				continue
 			}
-			if _, dup := byBytes[string(tb)]; !dup {
-				byBytes[string(tb)] = id
+			if _, dup := s.byBytes[string(tb)]; !dup {
+				s.byBytes[string(tb)] = id
 			}
-			longest = max(longest, len(tb))
+			s.longest = max(s.longest, len(tb))
 		}
 	}
+	return s
+}
+
+// Spell returns tokens whose bytes are exactly b (see Vocab.Spell).
+func (s *Speller) Spell(b []byte) ([]int, bool) {
 	var out []int
 	for len(b) > 0 {
-		n := min(longest, len(b))
+		n := min(s.longest, len(b))
 		for ; n > 0; n-- {
-			if id, ok := byBytes[string(b[:n])]; ok {
+			if id, ok := s.byBytes[string(b[:n])]; ok {
 				out = append(out, id)
 				break
 			}
