@@ -122,11 +122,15 @@ func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.Resp
 	}
 	err := dec.Decode(v)
 	if err == nil {
+		// Only a clean end may follow the value: a body cut short of its
+		// Content-Length, larger than the limit or too slow fails here.
 		var extra json.RawMessage
-		if dec.Decode(&extra) == nil || dec.More() {
+		if err = dec.Decode(&extra); err == nil {
 			return badRequest("", "the body holds more than one JSON value")
 		}
-		return nil
+		if err == io.EOF {
+			return nil
+		}
 	}
 	var tooLarge *http.MaxBytesError
 	var syn *json.SyntaxError

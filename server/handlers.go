@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"net/http"
 	"sync"
 	"time"
@@ -336,6 +337,17 @@ func withBase(base map[string]any, object string) map[string]any {
 	return m
 }
 
+// toolChoiceNeedsNoTool reports whether a chat request's tool_choice
+// can be met by a reply without a tool call: absent, null, "none" or
+// "auto".
+func toolChoiceNeedsNoTool(choice json.RawMessage) bool {
+	switch strings.TrimSpace(string(choice)) {
+	case "", "null", `"none"`, `"auto"`:
+		return true
+	}
+	return false
+}
+
 // chatPrompt checks the messages and writes the prompt.
 func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
 	switch {
@@ -345,6 +357,8 @@ func (s *Server) chatPrompt(req *chatRequest) (string, *apiError) {
 		return "", badRequest("messages", fmt.Sprintf("%d messages: at most %d", len(req.Messages), s.lim.MaxMessages))
 	case len(req.Tools) > 0 && string(req.Tools) != "null" && string(req.Tools) != "[]":
 		return "", badRequest("tools", "not supported: use response_format or grammar to constrain the reply")
+	case !toolChoiceNeedsNoTool(req.ToolChoice):
+		return "", badRequest("tool_choice", fmt.Sprintf("%.60s asks for a tool call, and there are no tools (not supported): leave it out, or use \"none\" or \"auto\"", req.ToolChoice))
 	}
 	msgs := make([]chat.Message, len(req.Messages))
 	size := 0
@@ -630,6 +644,9 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	case req.BestOf != nil && *req.BestOf > 1:
 		writeError(w, badRequest("best_of", "not supported: use n"))
+		return
+	case req.BestOf != nil && *req.BestOf < 1:
+		writeError(w, badRequest("best_of", fmt.Sprintf("%d: want 1 (the one completion of each choice), or leave it out", *req.BestOf)))
 		return
 	}
 	prompts, ae := parsePrompts(req.Prompt, s.lim)

@@ -273,6 +273,9 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/chat/completions", chat(`, "response_format": {"type": "yaml"}`), "response_format.type", 400},
 		{"/v1/chat/completions", chat(`, "frequency_penalty": 0.5`), "frequency_penalty", 400},
 		{"/v1/chat/completions", chat(`, "tools": [{"type": "function"}]`), "tools", 400},
+		{"/v1/chat/completions", chat(`, "tool_choice": "required"`), "tool_choice", 400},
+		{"/v1/chat/completions", chat(`, "tool_choice": {"type": "function", "function": {"name": "f"}}`), "tool_choice", 400},
+		{"/v1/completions", `{"prompt": "a", "best_of": 0}`, "best_of", 400},
 		{"/v1/chat/completions", chat(`, "stop": ["a", ""]`), "stop[1]", 400},
 		{"/v1/chat/completions", `{"messages": []}`, "messages", 400},
 		{"/v1/chat/completions", `{"messages": [{"role": "wizard", "content": "hi"}]}`, "messages[0].role", 400},
@@ -744,5 +747,65 @@ func TestTokenTerminalGrammars(t *testing.T) {
 	body, _ = json.Marshal(map[string]any{"prompt": "Once", "max_tokens": 4, "grammar": fmt.Sprintf(`root ::= <[%d]>`, v.BOS())})
 	if code, out = post(t, ts.URL+"/v1/completions", string(body)); code != http.StatusOK {
 		t.Errorf("BOS terminal: %d %v", code, out)
+	}
+}
+
+// TestBodyEndsCleanly: the JSON value of a request must be followed by
+// the body's end: a body cut short of its Content-Length (the client
+// closed its side) is a 400 that says so, not a request served with
+// what arrived; junk after the value is a 400; best_of below 1 is a 400
+// naming it.
+func TestBodyEndsCleanly(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	body := `{"prompt": "Once", "max_tokens": 1}`
+	fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body)+40, body)
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), "truncated body") {
+		t.Errorf("a body cut short of its Content-Length: %d %s", resp.StatusCode, got)
+	}
+
+	for body, want := range map[string]string{
+		`{"prompt": "Once", "max_tokens": 1}}`:                "malformed JSON",
+		`{"prompt": "Once", "max_tokens": 1} {}`:              "more than one JSON value",
+		`{"prompt": "Once", "max_tokens": 1, "best_of": 0}`:  "best_of",
+		`{"prompt": "Once", "max_tokens": 1, "best_of": -3}`: "best_of",
+	} {
+		code, out := post(t, ts.URL+"/v1/completions", body)
+		e, _ := out["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		param, _ := e["param"].(string)
+		if code != http.StatusBadRequest || !strings.Contains(msg+" "+param, want) {
+			t.Errorf("%s: %d %v, want 400 %q", body, code, out, want)
+		}
+	}
+	code, out := post(t, ts.URL+"/v1/completions", `{"prompt": "Once", "max_tokens": 1, "best_of": 1} `)
+	if code != http.StatusOK {
+		t.Errorf("best_of 1 and a trailing space: %d %v", code, out)
+	}
+}
+
+// TestToolChoiceWithoutTools: with no tools, a tool_choice that a reply
+// without a tool call meets ("none", "auto") is served; one that asks
+// for a call is a 400 naming tool_choice (TestBadRequests).
+func TestToolChoiceWithoutTools(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	for _, extra := range []string{`"tool_choice": "auto"`, `"tool_choice": "none", "tools": []`, `"tool_choice": null`} {
+		code, out := post(t, ts.URL+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, `+extra+`}`)
+		if code != http.StatusOK {
+			t.Errorf("%s: %d %v", extra, code, out)
+		}
 	}
 }

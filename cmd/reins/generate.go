@@ -45,6 +45,13 @@ type choiceJSON struct {
 const (
 	maxGenTokens = 1 << 20
 	maxBranches  = 1024
+	// maxGenRecords bounds the token records one run may keep, each
+	// with its alternatives: --n × tokens × (1 + --top-logprobs), where
+	// tokens is --max-tokens or the context, the smaller. A record of an
+	// alternative takes about 100 bytes with its JSON, so this is some
+	// 400 MB: 8 continuations of 4,096 tokens with 100 alternatives each
+	// fit, 1,024 of 100,000 tokens with 265 (gigabytes) do not.
+	maxGenRecords = 1 << 22
 )
 
 func cmdGenerate(args []string, stdout, stderr io.Writer) error {
@@ -106,6 +113,13 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	tokens := *maxTokens
+	if lb, ok := m.Backend().(decode.LogitsBackend); ok {
+		tokens = min(tokens, lb.ContextSize())
+	}
+	if records := int64(*n) * int64(tokens) * int64(1+*topLogprobs); records > maxGenRecords {
+		return usagef("--n %d × %d tokens × (1 + --top-logprobs %d) is %d token records to keep: want at most %d (fewer continuations, tokens or alternatives)", *n, tokens, *topLogprobs, records, maxGenRecords)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prompt := pos[0]
