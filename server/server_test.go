@@ -778,8 +778,8 @@ func TestBodyEndsCleanly(t *testing.T) {
 	}
 
 	for body, want := range map[string]string{
-		`{"prompt": "Once", "max_tokens": 1}}`:                "malformed JSON",
-		`{"prompt": "Once", "max_tokens": 1} {}`:              "more than one JSON value",
+		`{"prompt": "Once", "max_tokens": 1}}`:               "malformed JSON",
+		`{"prompt": "Once", "max_tokens": 1} {}`:             "more than one JSON value",
 		`{"prompt": "Once", "max_tokens": 1, "best_of": 0}`:  "best_of",
 		`{"prompt": "Once", "max_tokens": 1, "best_of": -3}`: "best_of",
 	} {
