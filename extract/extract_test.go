@@ -223,7 +223,7 @@ func TestFailedDocumentsAreRecorded(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("The cat sat."), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("bad \xff bytes"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.jsonl"), []byte("{\"id\": \"c1\", \"text\": \"The dog.\"}\nnot json\n{\"id\": \"c3\"}\n{\"id\": \"c4\", \"text\": \"bad \xff\"}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.jsonl"), []byte("{\"id\": \"c1\", \"text\": \"The dog.\"}\nnot json\n{\"id\": \"c3\"}\n{\"id\": \"c4\", \"text\": \"bad \xff\"}\n{\"id\": \"\", \"text\": \"The end.\"}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".hidden"), []byte("x"), 0o644))
 	docs, err := ReadInputs([]string{dir}, nil)
 	require.NoError(t, err)
@@ -232,7 +232,7 @@ func TestFailedDocumentsAreRecorded(t *testing.T) {
 		ids = append(ids, d.ID)
 	}
 	c := filepath.Join(dir, "c.jsonl")
-	assert.Equal(t, []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), "c1", c + ":2", "c3", c + ":4"}, ids)
+	assert.Equal(t, []string{filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"), "c1", c + ":2", "c3", c + ":4", c + ":5"}, ids, "an empty ID is FILE:LINE")
 	assert.Equal(t, c+":4", docs[5].Source)
 	assert.EqualError(t, docs[5].Err, "not UTF-8 text", "not read as U+FFFD")
 	docs = docs[:5]

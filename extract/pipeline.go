@@ -36,7 +36,7 @@ type Document struct {
 type InputOptions struct {
 	// TextField and IDField name the members of a JSONL line that hold
 	// the text (default "text") and the ID (default "id"; a line without
-	// one is "FILE:LINE").
+	// one, or with an empty one, is "FILE:LINE").
 	TextField, IDField string
 }
 
@@ -148,7 +148,9 @@ func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Doc
 		if v, ok := obj[o.IDField]; ok {
 			switch v := v.(type) {
 			case string:
-				id = v
+				if v != "" {
+					id = v
+				}
 			case float64:
 				id = strconv.FormatFloat(v, 'f', -1, 64)
 			}
@@ -316,10 +318,12 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 				break
 			}
 			delete(pending, next)
-			rec := d.rec
-			line, err := json.Marshal(rec)
+			rec, line, err := recordLine(d.rec)
+			if rec.Error != "" {
+				d.res = nil
+			}
 			if err == nil {
-				_, err = w.Write(append(line, '\n'))
+				_, err = w.Write(line)
 			}
 			if err != nil {
 				werr = err
@@ -352,9 +356,21 @@ func (x *Extractor) Run(ctx context.Context, docs []Document, w io.Writer, opts 
 	return st, nil
 }
 
-// MaxRecordBytes bounds one line of a run's output as Resume reads it
-// back: far more than a record of DefaultMaxTokens, or of the most
-// tokens the command line allows, takes.
+// recordLine returns rec's line of output and the record it holds: in
+// place of a line longer than MaxRecordBytes, a record of that error.
+func recordLine(rec Record) (Record, []byte, error) {
+	line, err := json.Marshal(rec)
+	if err != nil || len(line) < MaxRecordBytes {
+		return rec, append(line, '\n'), err
+	}
+	rec = Record{ID: rec.ID, Error: fmt.Sprintf("its record is %d bytes, more than MaxRecordBytes (%d): ask for fewer alternatives or tokens", len(line), MaxRecordBytes)}
+	line, err = json.Marshal(rec)
+	return rec, append(line, '\n'), err
+}
+
+// MaxRecordBytes bounds one line of a run's output, its newline counted:
+// Run writes the record of a document whose record would be longer as
+// an error, and Resume refuses a longer line.
 const MaxRecordBytes = 64 << 20
 
 // Resume opens the output file path for a run that goes on where an
@@ -426,8 +442,8 @@ func recordID(line []byte) (string, error) {
 	if err := dec.Decode(&rec); err != nil {
 		return "", err
 	}
-	if dec.More() {
-		return "", errors.New("more than one JSON value")
+	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
+		return "", fmt.Errorf("%.20q after the record", rest)
 	}
 	switch {
 	case rec.ID == "":

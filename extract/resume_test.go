@@ -3,6 +3,7 @@ package extract
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,8 @@ func TestResumeRefusesWhatItDidNotWrite(t *testing.T) {
 		{"an input file", `{"id":"a","text":"The cat."}` + "\n", `:1: not a record of an extract run (json: unknown field "text")`},
 		{"a record without its value", rec + `{"id":"b"}` + "\n", `:2: not a record of an extract run (neither "value" nor "error")`},
 		{"a record without an ID", `{"value":1}` + "\n", `:1: not a record of an extract run (no "id")`},
-		{"two values on a line", rec + `{"id":"b","value":1} {"id":"c","value":2}` + "\n", ":2: not a record of an extract run (more than one JSON value)"},
+		{"two values on a line", rec + `{"id":"b","value":1} {"id":"c","value":2}` + "\n", `:2: not a record of an extract run ("{\"id\":\"c\",\"value\":2}" after the record)`},
+		{"a brace after a record", rec + `{"id":"b","value":1}}` + "\n", `:2: not a record of an extract run ("}" after the record)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "out.jsonl")
@@ -118,4 +120,22 @@ func FuzzResume(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordLineIsBounded: a record whose line would pass MaxRecordBytes
+// is written as its document's error, which Resume reads back.
+func TestRecordLineIsBounded(t *testing.T) {
+	rec, line, err := recordLine(Record{ID: "big", Value: json.RawMessage(`"` + strings.Repeat("x", MaxRecordBytes) + `"`)})
+	require.NoError(t, err)
+	assert.Less(t, len(line), 1000)
+	assert.Contains(t, rec.Error, "more than MaxRecordBytes")
+	id, err := recordID(line)
+	require.NoError(t, err)
+	assert.Equal(t, "big", id)
+
+	small := Record{ID: "s", Value: json.RawMessage(`1`)}
+	rec, line, err = recordLine(small)
+	require.NoError(t, err)
+	assert.Equal(t, small, rec)
+	assert.Equal(t, `{"id":"s","value":1}`+"\n", string(line))
 }
