@@ -1,7 +1,9 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -26,11 +28,16 @@ func (b Bytes) MarshalJSON() ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-// UnmarshalJSON decodes a JSON array of numbers in [0, 255].
+// UnmarshalJSON decodes a JSON array of numbers in [0, 255] (null is
+// no bytes). Its errors quote the JSON at fault, since encoding/json
+// does not say where a custom decoder failed.
 func (b *Bytes) UnmarshalJSON(data []byte) error {
+	if d := bytes.TrimSpace(data); len(d) == 0 || d[0] != '[' && string(d) != "null" {
+		return fmt.Errorf("bytes %.24s: want a JSON array of numbers from 0 to 255", d)
+	}
 	var xs []uint8
 	if err := json.Unmarshal(data, &xs); err != nil {
-		return err
+		return fmt.Errorf("bytes %.24s: want a JSON array of numbers from 0 to 255 (%v)", data, err)
 	}
 	*b = xs
 	return nil

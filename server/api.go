@@ -9,10 +9,10 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"reflect"
 	"strings"
 
 	"github.com/reins-go/reins/decode"
+	"github.com/reins-go/reins/internal/jsonkind"
 )
 
 // apiError is an error in OpenAI's shape:
@@ -146,7 +146,7 @@ func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.Resp
 		if field == "" {
 			return badRequest("", fmt.Sprintf("the body is a JSON %s: want a JSON object", typ.Value))
 		}
-		return badRequest(field, fmt.Sprintf("want %s, got JSON %s", jsonKind(typ.Type), typ.Value))
+		return badRequest(field, fmt.Sprintf("want %s, got JSON %s", jsonkind.Of(typ.Type), typ.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return badRequest(name, "unknown field (the server is in strict mode)")
@@ -157,29 +157,6 @@ func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.Resp
 			Message: "the request body did not arrive within the server's read timeout"}
 	}
 	return badRequest("", "malformed JSON: "+err.Error())
-}
-
-// jsonKind names the JSON a Go type decodes from, for an error: "an
-// object", not "server.chatMessage".
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "a JSON object"
-	case reflect.Slice, reflect.Array:
-		return "a JSON array"
-	case reflect.String:
-		return "a JSON string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return "other JSON"
 }
 
 // stops parses "stop": a string or a list of strings.

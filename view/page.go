@@ -70,7 +70,7 @@ const pageHTML = `<!DOCTYPE html>
     if (t.u) {
       h += "<div class=muted>not scored</div>";
     } else {
-      h += "<div>model p = <b>" + pct(t.p) + "</b> (logprob " + t.lp.toFixed(3) + ")</div>";
+      h += "<div>model p = <b>" + pct(t.p) + "</b> (logprob " + (t.lp === null ? "-∞" : t.lp.toFixed(3)) + ")</div>";
       if (t.cp != null) h += "<div>constrained p = <b>" + pct(t.cp) + "</b></div>";
       if (t.f) h += "<div><i>forced: the constraint allowed only this token</i></div>";
       if (t.c) h += "<div>in capture <b>" + esc(t.c) + "</b></div>";

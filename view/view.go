@@ -122,7 +122,7 @@ type group struct {
 type tokenData struct {
 	Text        string    `json:"t"`
 	P           float64   `json:"p"`
-	Logprob     float64   `json:"lp"`
+	Logprob     *float64  `json:"lp"`           // null for -Inf
 	CP          *float64  `json:"cp,omitempty"` // constrained probability
 	Forced      bool      `json:"f,omitempty"`
 	Unscored    bool      `json:"u,omitempty"`
@@ -165,15 +165,10 @@ func Write(w io.Writer, p *Page) error {
 		}
 		groups[len(groups)-1].Pieces = append(groups[len(groups)-1].Pieces, pc)
 	}
-	for _, c := range p.Captures {
-		if c.Start < 0 || c.End < c.Start {
-			return fmt.Errorf("view: capture %q spans bytes %d to %d", c.Name, c.Start, c.End)
-		}
+	if err := p.Check(); err != nil {
+		return fmt.Errorf("view: %w", err)
 	}
-	for si, s := range p.Segments {
-		if s.Text != "" && len(s.Tokens) > 0 {
-			return fmt.Errorf("view: segment %d has both text and tokens", si)
-		}
+	for _, s := range p.Segments {
 		if s.Text != "" {
 			// Plain text is split where captures begin and end.
 			rest := s.Text
@@ -193,19 +188,22 @@ func Write(w io.Writer, p *Page) error {
 			continue
 		}
 		for _, t := range s.Tokens {
-			td := tokenData{Text: display(t.Bytes), P: math.Exp(t.Logprob), Logprob: t.Logprob, Forced: t.Forced, Unscored: t.Unscored}
+			td := tokenData{Text: display(t.Bytes), P: prob(t.Logprob), Forced: t.Forced, Unscored: t.Unscored}
+			if !math.IsInf(t.Logprob, -1) {
+				td.Logprob = &t.Logprob
+			}
 			if len(t.Bytes) == 0 && t.Token != "" {
 				td.Text = display([]byte(t.Token))
 			}
 			if t.Constrained != nil {
-				cp := math.Exp(t.Constrained.Logprob)
+				cp := prob(t.Constrained.Logprob)
 				td.CP = &cp
 				for _, a := range t.Constrained.TopLogprobs {
-					td.ConAlts = append(td.ConAlts, altData{Text: display(a.Bytes), P: math.Exp(a.Logprob), ID: a.ID})
+					td.ConAlts = append(td.ConAlts, altData{Text: display(a.Bytes), P: prob(a.Logprob), ID: a.ID})
 				}
 			}
 			for _, a := range t.TopLogprobs {
-				td.Alts = append(td.Alts, altData{Text: display(a.Bytes), P: math.Exp(a.Logprob), ID: a.ID})
+				td.Alts = append(td.Alts, altData{Text: display(a.Bytes), P: prob(a.Logprob), ID: a.ID})
 			}
 			n := max(len(t.Bytes), len(t.Token))
 			if len(t.Bytes) > 0 {
@@ -229,7 +227,7 @@ func Write(w io.Writer, p *Page) error {
 			text += n
 		}
 	}
-	data, err := json.Marshal(map[string]any{"tokens": toks, "captures": p.Captures})
+	data, err := json.Marshal(map[string]any{"tokens": toks})
 	if err != nil {
 		return err
 	}
@@ -243,6 +241,10 @@ func Write(w io.Writer, p *Page) error {
 	}
 	return page.Execute(w, map[string]any{"Title": title, "Groups": groups, "Data": template.JS(data), "Count": len(toks)})
 }
+
+// prob is the probability of log-probability lp, at most 1 (Check
+// allows lp a little above 0).
+func prob(lp float64) float64 { return min(math.Exp(lp), 1) }
 
 // display shows a token's bytes as text, with the bytes of a character
 // split across tokens, and control characters but newline and tab, as

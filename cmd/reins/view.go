@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/internal/fileread"
+	"github.com/reins-go/reins/internal/jsonkind"
 	"github.com/reins-go/reins/view"
 )
 
@@ -121,33 +124,75 @@ func pageOf(data []byte, prompt string) (*view.Page, error) {
 			} `json:"logprobs"`
 		} `json:"choices"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&probe); err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, jsonInputError(data, err)
 	}
 	switch {
 	case probe.Segments != nil:
 		var p view.Page
 		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, jsonInputError(data, err)
+		}
+		if err := p.Check(); err != nil {
 			return nil, err
 		}
 		return &p, nil
 	case probe.Logprobs != nil:
+		if err := view.CheckTokens(probe.Logprobs.Content); err != nil {
+			return nil, fmt.Errorf("logprobs.content%w", err)
+		}
 		c := &reins.Completion{}
 		c.Tokens = probe.Logprobs.Content
 		return view.FromCompletion("", prompt, c), nil
 	case len(probe.Choices) > 0:
 		var cs []*reins.Completion
-		for _, ch := range probe.Choices {
+		for i, ch := range probe.Choices {
 			c := &reins.Completion{}
 			if ch.Logprobs != nil {
+				if err := view.CheckTokens(ch.Logprobs.Content); err != nil {
+					return nil, fmt.Errorf("choices[%d].logprobs.content%w", i, err)
+				}
 				c.Tokens = ch.Logprobs.Content
 			}
 			cs = append(cs, c)
 		}
 		return completionsPage("", prompt, cs...), nil
 	case probe.Tokens != nil:
+		if err := view.CheckTokens(probe.Tokens); err != nil {
+			return nil, fmt.Errorf("tokens%w", err)
+		}
 		return view.FromScore("", prompt, &reins.ScoreResult{Tokens: probe.Tokens}), nil
 	}
 	return nil, fmt.Errorf("no tokens found: want the JSON of generate --json, score --json, reins serve (with logprobs) or a view page")
+}
+
+// jsonInputError says where in data a JSON decoding error is: the line
+// and column of the byte at fault, or of the end of a value of the wrong
+// type, with its field.
+func jsonInputError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s: not JSON: %v", lineColumn(data, syn.Offset-1), err)
+	case errors.As(err, &typ):
+		where := "the value ending at " + lineColumn(data, typ.Offset-1)
+		if typ.Field != "" {
+			where += ": " + typ.Field
+		}
+		if strings.HasPrefix(typ.Value, "number") && typ.Type.Kind() == reflect.Float64 {
+			return fmt.Errorf("%s: JSON %s is out of range", where, typ.Value)
+		}
+		return fmt.Errorf("%s: want %s, got JSON %s", where, jsonkind.Of(typ.Type), typ.Value)
+	}
+	return fmt.Errorf("not the JSON view reads: %w", err)
+}
+
+// lineColumn names byte offset off of data as "line L, column C",
+// counting from 1.
+func lineColumn(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
 }

@@ -1,0 +1,100 @@
+package view
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/decode"
+)
+
+// maxLogprob is the largest log-probability a page takes: a server's
+// rounding may put one a little above 0 (shown as probability 1), a
+// larger one is not a log-probability.
+const maxLogprob = 1e-3
+
+// maxProbExcess is how far above 1 rounding may put a capture's
+// confidence (a sum of probabilities, say).
+const maxProbExcess = 1e-6
+
+// Check reports the first value of p a page cannot show, by its place in
+// p's JSON (segments[2].tokens[5].top_logprobs[0].logprob): a
+// log-probability above 0 or NaN, a capture's confidence outside
+// [0, 1], a capture's span outside the page's text, a segment with both
+// text and tokens. Write checks the page first.
+func (p *Page) Check() error {
+	text := 0
+	for i, s := range p.Segments {
+		if s.Text != "" && len(s.Tokens) > 0 {
+			return fmt.Errorf("segments[%d]: both text and tokens", i)
+		}
+		text += len(s.Text)
+		if err := CheckTokens(s.Tokens); err != nil {
+			return fmt.Errorf("segments[%d].tokens%w", i, err)
+		}
+		for _, t := range s.Tokens {
+			text += tokenLen(t)
+		}
+	}
+	for i, c := range p.Captures {
+		switch {
+		case c.Start < 0 || c.End < c.Start || c.End > text:
+			return fmt.Errorf("captures[%d] (%q): bytes %d to %d: want a span of the page's %d bytes of text", i, c.Name, c.Start, c.End, text)
+		case !(c.Prob >= 0 && c.Prob <= 1+maxProbExcess):
+			return fmt.Errorf("captures[%d] (%q).prob: %v: want a probability, from 0 to 1", i, c.Name, c.Prob)
+		}
+		if err := checkLogprob(c.Logprob); err != nil {
+			return fmt.Errorf("captures[%d] (%q).logprob: %w", i, c.Name, err)
+		}
+	}
+	return nil
+}
+
+// CheckTokens reports the first log-probability of toks that is above 0
+// or NaN, by its place: "[3].top_logprobs[1].logprob: ...".
+func CheckTokens(toks []reins.Token) error {
+	for i, t := range toks {
+		if err := checkLogprob(t.Logprob); err != nil {
+			return fmt.Errorf("[%d].logprob: %w", i, err)
+		}
+		if err := checkAlternatives(t.TopLogprobs); err != nil {
+			return fmt.Errorf("[%d].top_logprobs%w", i, err)
+		}
+		if c := t.Constrained; c != nil {
+			if err := checkLogprob(c.Logprob); err != nil {
+				return fmt.Errorf("[%d].constrained.logprob: %w", i, err)
+			}
+			if err := checkAlternatives(c.TopLogprobs); err != nil {
+				return fmt.Errorf("[%d].constrained.top_logprobs%w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+func checkAlternatives(alts decode.Alternatives) error {
+	for j, a := range alts {
+		if err := checkLogprob(a.Logprob); err != nil {
+			return fmt.Errorf("[%d].logprob: %w", j, err)
+		}
+	}
+	return nil
+}
+
+// checkLogprob refuses lp unless it is a log-probability: -Inf (a
+// probability of 0) is one.
+func checkLogprob(lp float64) error {
+	if math.IsNaN(lp) || lp > maxLogprob {
+		return fmt.Errorf("%v: want a log-probability, at most 0", lp)
+	}
+	return nil
+}
+
+// tokenLen is how many bytes of the page's text token t spells: its
+// bytes, or its text when it has none.
+func tokenLen(t reins.Token) int {
+	if len(t.Bytes) > 0 {
+		return len(t.Bytes)
+	}
+	return len(t.Token)
+}

@@ -1,0 +1,57 @@
+package view
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/reins-go/reins"
+	"github.com/reins-go/reins/decode"
+)
+
+// TestCheckNamesThePlace: a page that holds what it cannot show is
+// refused by Check, and by Write, with the place of the value in the
+// page's JSON; a token of probability 0 (-Inf) is shown, not refused.
+func TestCheckNamesThePlace(t *testing.T) {
+	tok := func(lp float64, alts ...float64) reins.Token {
+		tk := reins.Token{Token: "a", Bytes: []byte("a"), Logprob: lp}
+		for _, a := range alts {
+			tk.TopLogprobs = append(tk.TopLogprobs, decode.TopLogprob{Token: "b", Bytes: []byte("b"), Logprob: a})
+		}
+		return tk
+	}
+	text := Segment{Text: "The "}
+	for _, c := range []struct {
+		page Page
+		want string
+	}{
+		{Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(-1), tok(0.5)}}}}, "segments[1].tokens[1].logprob: 0.5: want a log-probability, at most 0"},
+		{Page{Segments: []Segment{{Tokens: []reins.Token{tok(-1, -2, 3)}}}}, "segments[0].tokens[0].top_logprobs[1].logprob: 3"},
+		{Page{Segments: []Segment{{Tokens: []reins.Token{{Logprob: -1, Constrained: &decode.Logprobs{Logprob: math.NaN()}}}}}}, "segments[0].tokens[0].constrained.logprob: NaN"},
+		{Page{Segments: []Segment{{Text: "x", Tokens: []reins.Token{tok(-1)}}}}, "segments[0]: both text and tokens"},
+		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", Start: 3, End: 1}}}, `captures[0] ("x"): bytes 3 to 1`},
+		{Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(-1)}}}, Captures: []Capture{{Name: "x", Start: 0, End: 6}}}, `captures[0] ("x"): bytes 0 to 6: want a span of the page's 5 bytes`},
+		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", End: 1, Prob: 1.5}}}, `captures[0] ("x").prob: 1.5`},
+		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", End: 1, Prob: 0.5, Logprob: math.NaN()}}}, `captures[0] ("x").logprob: NaN`},
+	} {
+		err := c.page.Check()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Check: %v, want %q", err, c.want)
+		}
+		if err := Write(&bytes.Buffer{}, &c.page); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Write: %v, want %q", err, c.want)
+		}
+	}
+	ok := Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(math.Inf(-1), -1), tok(1e-4)}}}, Captures: []Capture{{Name: "x", Start: 4, End: 5, Prob: 1 + 1e-9, Logprob: math.Inf(-1)}}}
+	if err := ok.Check(); err != nil {
+		t.Errorf("probabilities of 0 and roundings above 0 and 1: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, &ok); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if !strings.Contains(buf.String(), `"lp":null`) {
+		t.Error("a log-probability of -Inf is not written as null")
+	}
+}
