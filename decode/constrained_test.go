@@ -252,3 +252,19 @@ func TestForcedTokensAtTheContextEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestHealedBudgetIsNamed: a budget too small for the output, with
+// healed bytes, is refused before generation naming MaxTokens and the
+// one free token the healed bytes take, not a budget the caller never
+// gave; with one token more it is generated, the healed token free.
+func TestHealedBudgetIsNamed(t *testing.T) {
+	_, b := newFake(t)
+	a := bindGBNF(t, b.Vocab(), `root ::= "xy" [a-z] [a-z] "."`)
+	_, err := decode.Complete(context.Background(), b, "The", decode.Options{MaxTokens: 1, HealedBytes: 1, Constraint: matcherOf(a)})
+	var unfinished *decode.UnfinishedError
+	require.ErrorAs(t, err, &unfinished)
+	assert.Contains(t, unfinished.Detail, "MaxTokens 1, with one free token for the 1 healed bytes, cannot hold the output")
+	c, err := decode.Complete(context.Background(), b, "The", decode.Options{MaxTokens: 4, HealedBytes: 1, Constraint: matcherOf(a)})
+	require.NoError(t, err)
+	assert.Len(t, c.Tokens, 5, "x, y, two letters and the dot, one byte a token")
+}

@@ -345,7 +345,11 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 			br.mask = make([]uint32, maskWords(nl))
 			if br.bud != nil {
 				if need, r := br.bud.TokensToEnd(), g.remaining(br); need > r {
-					return nil, &UnfinishedError{Reason: FinishLength, Detail: fmt.Sprintf("a budget of %d tokens cannot hold the output: the shortest way to finish it takes %d", r, need),
+					budget := fmt.Sprintf("a budget of %d tokens", r)
+					if opts.HealedBytes > 0 && r > opts.MaxTokens {
+						budget = fmt.Sprintf("MaxTokens %d, with one free token for the %d healed bytes,", opts.MaxTokens, opts.HealedBytes)
+					}
+					return nil, &UnfinishedError{Reason: FinishLength, Detail: fmt.Sprintf("%s cannot hold the output: the shortest way to finish it takes %d", budget, need),
 						Completion: &Completion{FinishReason: FinishLength, Tokens: []Token{}, PromptTokens: len(toks)}}
 				}
 			}
@@ -361,7 +365,10 @@ func newGenerator(b LogitsBackend, prompt string, opts Options, n int) (*generat
 // remaining returns how many more tokens branch br may take: what is left
 // of MaxTokens and of the context. While the healed bytes are not all
 // spelled, the next token is free (it starts within them): one more, a
-// lower bound of the free tokens to come.
+// lower bound of the free tokens to come. A Budgeted constraint's mask
+// keeps room by this count, so at a budget with no token to spare it
+// spells the healed bytes in one token where the vocabulary has one
+// (the shortest way), not in several free ones.
 func (g *generator) remaining(br *branch) int {
 	if g.opts.HealedBytes == 0 {
 		return min(g.opts.MaxTokens-len(br.gen)-len(br.forced), g.nctx-len(br.ids))

@@ -88,9 +88,10 @@ type GenOptions struct {
 	JSON       bool
 
 	// MaxTokens is the hole's token budget (0: DefaultGenTokens). The
-	// generation that fills it gets a token more for the prompt token
-	// healed before it, when one is (reins.Options.Heal), and one for the
-	// start of the literal text after a constrained hole, which ends it.
+	// tokens that spell again the prompt token healed before it
+	// (reins.Options.Heal) do not count, and one of them may run on into
+	// the value; the generation gets a token more for the start of the
+	// literal text after a constrained hole, which ends it.
 	MaxTokens int
 	// Stop ends a free hole at the first of these strings, which is left
 	// out of the value (a constrained hole ends where its language does).
