@@ -2,6 +2,8 @@ package view
 
 import (
 	"bytes"
+	"encoding/json"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -54,4 +56,23 @@ func TestCheckNamesThePlace(t *testing.T) {
 	if !strings.Contains(buf.String(), `"lp":null`) {
 		t.Error("a log-probability of -Inf is not written as null")
 	}
+}
+
+// FuzzWrite: any page JSON decodes, checks and writes without a panic,
+// and Write refuses exactly the pages Check refuses.
+func FuzzWrite(f *testing.F) {
+	f.Add([]byte(`{"segments":[{"text":"The "},{"tokens":[{"token":"a","bytes":[97],"logprob":-0.5,"top_logprobs":[{"token":"b","bytes":[98],"logprob":-1}]}]}],"captures":[{"name":"x","start":4,"end":5,"prob":0.6}]}`))
+	f.Add([]byte(`{"segments":[{"tokens":[{"token":"\u00e9","bytes":[195],"logprob":0},{"token":"","bytes":[169],"logprob":-3,"constrained":{"logprob":0}}]}],"captures":[{"name":"y","start":0,"end":2,"prob":1}]}`))
+	f.Add([]byte(`{"segments":[{"text":"abc"}],"captures":[{"name":"z","start":3,"end":3,"prob":0}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p Page
+		if json.Unmarshal(data, &p) != nil {
+			return
+		}
+		checkErr := p.Check()
+		writeErr := Write(io.Discard, &p)
+		if (checkErr == nil) != (writeErr == nil) {
+			t.Fatalf("Check: %v; Write: %v", checkErr, writeErr)
+		}
+	})
 }
