@@ -832,8 +832,33 @@ func (c *compiler) logRepeat(ref *grammar.Node, name string, min, max int) *gram
 
 // jsonEncode rewrites a grammar over code points into one over their
 // canonical JSON string encoding. "." in ECMAScript does not match line
-// terminators, so regex.Lower's "." (all but \n) is narrowed.
+// terminators, so regex.Lower's "." (all but \n) is narrowed. A node
+// the grammar shares (regex.Lower shares the part of x{n}) is encoded
+// once and stays shared: \pL{1000} repeated had made gigabytes of
+// copies of its class.
 func jsonEncode(n *grammar.Node) (*grammar.Node, error) {
+	e := jsonEncoder{memo: map[*grammar.Node]*grammar.Node{}}
+	return e.encode(n)
+}
+
+// jsonEncoder is one jsonEncode: the encoding of each node met.
+type jsonEncoder struct {
+	memo map[*grammar.Node]*grammar.Node
+}
+
+func (e *jsonEncoder) encode(n *grammar.Node) (*grammar.Node, error) {
+	if out, ok := e.memo[n]; ok {
+		return out, nil
+	}
+	out, err := e.encodeOp(n)
+	if err != nil {
+		return nil, err
+	}
+	e.memo[n] = out
+	return out, nil
+}
+
+func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 	switch n.Op {
 	case grammar.OpLit:
 		var b strings.Builder
@@ -881,7 +906,7 @@ func jsonEncode(n *grammar.Node) (*grammar.Node, error) {
 		c.Subs = make([]*grammar.Node, len(n.Subs))
 		for i, s := range n.Subs {
 			var err error
-			if c.Subs[i], err = jsonEncode(s); err != nil {
+			if c.Subs[i], err = e.encode(s); err != nil {
 				return nil, err
 			}
 		}

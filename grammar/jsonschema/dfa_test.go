@@ -203,3 +203,32 @@ func TestRegexDFARefusesSpelledOutPatterns(t *testing.T) {
 	assert.ErrorIs(t, err, errDFATooLarge)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(48<<20), "allocated %d MB (syntax.Parse itself takes about 23: each \\pL is 5 KB of ranges)", (after.TotalAlloc-before.TotalAlloc)>>20)
 }
+
+// TestPatternRepetitionsAreNotCopied: a string pattern whose counted
+// repetitions share one part (regex.Lower lowers it once) is encoded in
+// JSON once too, and a pattern no program could hold is refused as a
+// limit; both in a few MB, where the JSON
+// encoding had copied \pL's classes to gigabytes.
+func TestPatternRepetitionsAreNotCopied(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		ok      bool
+	}{
+		{"^(?:" + strings.Repeat(`\\pL{1000}`, 20) + ")$", false},
+		{`^(?:[a-zé]{30}){30}$`, true},
+		{"^(?:" + strings.Repeat(`\\pL{1000}`, 1200) + ")$", false},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Compile([]byte(`{"type": "string", "pattern": "`+c.pattern+`"}`), Options{})
+		runtime.ReadMemStats(&after)
+		if c.ok {
+			assert.NoError(t, err)
+		} else {
+			var e *Error
+			require.ErrorAs(t, err, &e, "%.30s…", c.pattern)
+			assert.Equal(t, limitGrammar, e.Limit, "%v", err)
+		}
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%.30s… allocated %d MB", c.pattern, (after.TotalAlloc-before.TotalAlloc)>>20)
+	}
+}

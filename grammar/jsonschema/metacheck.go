@@ -137,6 +137,9 @@ func metaCheckOrdered(doc any, sorted bool) error {
 					if err := w.str(x); err != nil {
 						return err
 					}
+					if err := w.regexSize(x.(string)); err != nil {
+						return err
+					}
 					if !santhosh.Formats["regex"](x) {
 						s, _ := x.(string) // w.str checked it
 						return w.fail("%q is not valid regex%s", x, regexReason(s))

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
 	"github.com/reins-go/reins/internal/jsonptr"
 )
 
@@ -31,7 +34,12 @@ type metaWalk struct {
 // fail is an *Error at the walk's place: the pointer of the object and
 // the keyword whose value is wrong.
 func (w *metaWalk) fail(format string, args ...any) error {
-	e := &Error{Pointer: pointerOf(w.path), Msg: "invalid schema: " + fmt.Sprintf(format, args...)}
+	return w.errorHere("", "invalid schema: "+fmt.Sprintf(format, args...))
+}
+
+// errorHere is the *Error at the walk's place, of limit when it is one.
+func (w *metaWalk) errorHere(limit, msg string) *Error {
+	e := &Error{Pointer: pointerOf(w.path), Msg: msg, Limit: limit}
 	if n := len(w.path); n > 0 {
 		e.Pointer, e.Keyword = pointerOf(w.path[:n-1]), jsonptr.Escape(w.path[n-1])
 	}
@@ -77,6 +85,11 @@ func (w *metaWalk) str(v any) error {
 func (w *metaWalk) format(v any, name string) error {
 	if err := w.str(v); err != nil {
 		return err
+	}
+	if name == "regex" {
+		if err := w.regexSize(v.(string)); err != nil {
+			return err
+		}
 	}
 	if !santhosh.Formats[name](v) {
 		return w.fail("%q is not valid %s", v, name)
@@ -247,6 +260,9 @@ func (w *metaWalk) patternProperties(v any) error {
 		return err
 	}
 	for _, p := range w.keys(m) {
+		if err := w.in(p, func() error { return w.regexSize(p) }); err != nil {
+			return err
+		}
 		if !santhosh.Formats["regex"](p) {
 			return w.fail("%q is not valid regex%s", p, regexReason(p))
 		}
@@ -286,6 +302,20 @@ func (w *metaWalk) dependencies(v any, names func(any) error) error {
 		}
 	}
 	return nil
+}
+
+// regexSize refuses, as a limit, a regular expression whose counted
+// repetitions spell out more characters than a grammar may take
+// instructions (regex.SpelledOut): the validator's regex format compiles
+// it with Go's regexp, which took 370 MB for 11 KB of \pL{1000}
+// before reins could refuse it. One that Go's parser does not read is
+// left to the format.
+func (w *metaWalk) regexSize(pattern string) error {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil || regex.SpelledOut(re, grammar.MaxInst) <= grammar.MaxInst {
+		return nil
+	}
+	return w.errorHere(limitGrammar, fmt.Sprintf("a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(pattern), grammar.MaxInst))
 }
 
 // regexReason says why Go's regexp refuses pattern, as ": reason" (the

@@ -67,7 +67,7 @@ func (c *compiler) buildOneStr(n *Node) (*grammar.Node, error) {
 		ptr := n.Str.PatternPtrs[0]
 		g, err := patternNode(n.Str.Patterns[0])
 		if errors.Is(err, grammar.ErrTooLarge) {
-			return nil, c.limitf(ptr, "pattern", limitGrammar, "a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(n.Str.Patterns[0]), grammar.MaxInst)
+			return nil, c.limitf(ptr, "pattern", limitGrammar, "a pattern of %d bytes: %v", len(n.Str.Patterns[0]), err)
 		}
 		if err != nil {
 			return nil, c.errorf(ptr, "pattern", "%v", err)

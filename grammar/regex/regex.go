@@ -461,12 +461,17 @@ func stripAnchors(re *syntax.Regexp) *syntax.Regexp {
 
 // SpelledOut returns how many characters re matches one by one (each a
 // literal's rune or a class) with its counted repetitions spelled out,
-// as Simplify spells them (x{3,5} is xxx(x(x)?)?), counting past limit
-// no further. Each compiles to at least one instruction, so an
-// expression of more than grammar.MaxInst would be refused by
+// as Simplify spells them (x{3,5} is xxx(x(x)?)?, x{0} is empty),
+// counting past limit no further. Each compiles to at least one
+// instruction but where literal alternatives share a prefix or suffix
+// (and literals take over a megabyte to reach grammar.MaxInst that way),
+// so an expression of more than grammar.MaxInst would be refused by
 // grammar.Compile anyway; refusing it before Simplify keeps a short
 // pattern (\pL{1000} repeated) from lowering millions of copies first.
 func SpelledOut(re *syntax.Regexp, limit int) int {
+	if re.Op == syntax.OpRepeat && re.Max == 0 {
+		return 0
+	}
 	n := 0
 	switch re.Op {
 	case syntax.OpLiteral:

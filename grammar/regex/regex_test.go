@@ -291,4 +291,10 @@ func TestRepetitionsAreNotCopied(t *testing.T) {
 		}
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%.30s… allocated %d MB", c.re, (after.TotalAlloc-before.TotalAlloc)>>20)
 	}
+	// x{0} spells nothing: 1,100 of them around a{1000} compile.
+	re := strings.Repeat(`(?:a{1000}){0}b`, 1100)
+	g, err := Parse(re)
+	require.NoError(t, err)
+	_, err = grammar.Compile(g)
+	require.NoError(t, err)
 }
