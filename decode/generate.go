@@ -726,12 +726,16 @@ func (g *generator) record(br *branch, logits []float32, id int, forced bool) er
 	if br.done {
 		return nil
 	}
-	// br.ids holds the forced tokens not yet recorded too: the context is
-	// full when the recorded ones fill it.
-	if len(br.gen)-br.free >= g.opts.MaxTokens || len(g.prompt)+len(br.gen) >= g.nctx {
+	if len(br.gen)-br.free >= g.opts.MaxTokens || g.contextFull(br) {
 		br.finishWith(FinishLength)
 	}
 	return nil
+}
+
+// contextFull reports whether br's prompt and recorded tokens fill the
+// context. (br.ids holds the forced tokens not yet recorded too.)
+func (g *generator) contextFull(br *branch) bool {
+	return len(g.prompt)+len(br.gen) >= g.nctx
 }
 
 // checkStop looks for a stop string that the last token (of n bytes)
@@ -822,7 +826,7 @@ func (g *generator) unfinished() error {
 			continue
 		}
 		what := "the token budget (MaxTokens) ran out"
-		if len(br.ids) >= g.nctx {
+		if g.contextFull(br) {
 			what = "the context is full"
 		}
 		errs = append(errs, &UnfinishedError{Branch: i, Reason: br.finish, Detail: what + " before the constraint was satisfied", Completion: cs[i]})

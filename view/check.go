@@ -13,9 +13,10 @@ import (
 // larger one is not a log-probability.
 const maxLogprob = 1e-3
 
-// maxProbExcess is how far above 1 rounding may put a capture's
-// confidence (a sum of probabilities, say).
-const maxProbExcess = 1e-6
+// maxCaptureExcess is how far above 0 a capture's log-probability, and
+// above 1 its confidence, may be: they sum or multiply many tokens', each
+// of which may be a little above 0.
+const maxCaptureExcess = 1e-2
 
 // Check reports the first value of p a page cannot show, by its place in
 // p's JSON (segments[2].tokens[5].top_logprobs[0].logprob): a
@@ -40,11 +41,10 @@ func (p *Page) Check() error {
 		switch {
 		case c.Start < 0 || c.End < c.Start || c.End > text:
 			return fmt.Errorf("captures[%d] (%q): bytes %d to %d: want a span of the page's %d bytes of text", i, c.Name, c.Start, c.End, text)
-		case !(c.Prob >= 0 && c.Prob <= 1+maxProbExcess):
+		case !(c.Prob >= 0 && c.Prob <= 1+maxCaptureExcess):
 			return fmt.Errorf("captures[%d] (%q).prob: %v: want a probability, from 0 to 1", i, c.Name, c.Prob)
-		}
-		if err := checkLogprob(c.Logprob); err != nil {
-			return fmt.Errorf("captures[%d] (%q).logprob: %w", i, c.Name, err)
+		case math.IsNaN(c.Logprob) || c.Logprob > maxCaptureExcess:
+			return fmt.Errorf("captures[%d] (%q).logprob: %v: want a log-probability, at most 0", i, c.Name, c.Logprob)
 		}
 	}
 	return nil

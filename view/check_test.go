@@ -45,7 +45,7 @@ func TestCheckNamesThePlace(t *testing.T) {
 			t.Errorf("Write: %v, want %q", err, c.want)
 		}
 	}
-	ok := Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(math.Inf(-1), -1), tok(1e-4)}}}, Captures: []Capture{{Name: "x", Start: 4, End: 5, Prob: 1 + 1e-9, Logprob: math.Inf(-1)}}}
+	ok := Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(math.Inf(-1), -1), tok(1e-4)}}}, Captures: []Capture{{Name: "x", Start: 4, End: 5, Prob: 1 + 1e-3, Logprob: math.Inf(-1)}, {Name: "y", Start: 5, End: 6, Prob: 1, Logprob: 1e-3}}}
 	if err := ok.Check(); err != nil {
 		t.Errorf("probabilities of 0 and roundings above 0 and 1: %v", err)
 	}

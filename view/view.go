@@ -159,7 +159,7 @@ func Write(w io.Writer, p *Page) error {
 			g := group{Cap: ci}
 			if ci >= 0 {
 				c := p.Captures[ci]
-				g.Label = fmt.Sprintf("%s %s", c.Name, percent(c.Prob))
+				g.Label = fmt.Sprintf("%s %s", c.Name, percent(min(c.Prob, 1)))
 			}
 			groups = append(groups, g)
 		}
@@ -205,10 +205,7 @@ func Write(w io.Writer, p *Page) error {
 			for _, a := range t.TopLogprobs {
 				td.Alts = append(td.Alts, altData{Text: display(a.Bytes), P: prob(a.Logprob), ID: a.ID})
 			}
-			n := max(len(t.Bytes), len(t.Token))
-			if len(t.Bytes) > 0 {
-				n = len(t.Bytes)
-			}
+			n := tokenLen(t)
 			if ci := capAt(text, text+n); ci >= 0 {
 				td.CaptureName = p.Captures[ci].Name
 			}

@@ -155,11 +155,20 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return unfinished(flagError(err))
 	}
-	if err := writeHTML(*html, completionsPage(prompt, prompt, cs...), stderr); err != nil {
+	// The output comes first: a page that cannot be written loses
+	// nothing but itself.
+	if err := printCompletions(stdout, cs, *asJSON); err != nil {
 		return err
 	}
-	if !*asJSON {
-		if *n == 1 {
+	return writeHTML(*html, completionsPage(prompt, prompt, cs...), stderr)
+}
+
+// printCompletions prints generate's output: the text of one
+// completion, each of several under a header, or with --json their
+// text and tokens.
+func printCompletions(stdout io.Writer, cs []*reins.Completion, asJSON bool) error {
+	if !asJSON {
+		if len(cs) == 1 {
 			fmt.Fprintln(stdout, cs[0].Prefill+cs[0].Text)
 			return nil
 		}
@@ -177,7 +186,7 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	enc := json.NewEncoder(stdout)
-	if *n == 1 {
+	if len(cs) == 1 {
 		return enc.Encode(choices[0])
 	}
 	return enc.Encode(map[string]any{"choices": choices})
