@@ -66,7 +66,7 @@ func cmdView(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: reins view [flags] INPUT.json
 Write a self-contained HTML page of tokens and their probabilities from
-INPUT (- for standard input): the JSON of reins generate --json or
+INPUT (- for standard input), one JSON value: the JSON of reins generate --json or
 reins score --json, a response of reins serve (chat or completions,
 with logprobs), or a view.Page ({"segments": [...], "captures": [...]}).`)
 		fs.PrintDefaults()
