@@ -154,9 +154,6 @@ func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (res *result, e
 		return nil, errors.New("the generation ended without a completion")
 	}
 	res.text, res.tokens, res.finish = c.Text, c.Tokens, c.FinishReason
-	if res.unfinished != "" {
-		res.finish = decode.FinishLength
-	}
 	if j.con != nil && res.unfinished == "" && !j.con.HasTokenTerminals() {
 		if err := j.con.Match([]byte(c.Text)); err != nil {
 			if len(j.opts.Stop) > 0 && c.FinishReason == decode.FinishStop {
@@ -165,6 +162,10 @@ func (s *Server) run(ctx context.Context, j *job, emit emitFunc) (res *result, e
 				return nil, fmt.Errorf("reins bug: the constrained output fails its constraint: %w", err)
 			}
 		}
+	}
+	if res.unfinished != "" {
+		// Not "stop": a client reads that as a complete output.
+		res.finish = decode.FinishLength
 	}
 	return res, nil
 }

@@ -26,9 +26,10 @@
 // Defaults follow OpenAI's: temperature 1, top_p 1, n 1; a request
 // without a seed gets a random one (with one, the same request gives the
 // same output). max_tokens defaults to Limits.DefaultMaxTokens (256).
-// A constrained output the budget cannot finish comes back with
-// finish_reason "length", its partial text, and "reins": {"unfinished":
-// why}. Unsupported fields with an effect (tools, logit_bias, penalties,
+// A constrained output the budget cannot finish, or a stop string cut
+// before its end, comes back with finish_reason "length" (never "stop",
+// which a client reads as complete), its partial text, and "reins":
+// {"unfinished": why}. Unsupported fields with an effect (tools, logit_bias, penalties,
 // suffix, best_of) are a 400 naming the field; unknown fields are
 // ignored, or refused with Config.Strict.
 //

@@ -809,3 +809,41 @@ func TestToolChoiceWithoutTools(t *testing.T) {
 		}
 	}
 }
+
+// TestStopCutConstrainedIsLength: a stop string that cuts a constrained
+// output before its end gives finish_reason "length" (a client reads
+// "stop" as a complete output) and reins.unfinished, streamed or not.
+func TestStopCutConstrainedIsLength(t *testing.T) {
+	_, ts, _ := newTest(t, Config{})
+	body := `{"prompt": "The", "max_tokens": 40, "regex": "ab{20}c", "stop": ["bb"]}`
+	code, out := post(t, ts.URL+"/v1/completions", body)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	ch := out["choices"].([]any)[0].(map[string]any)
+	reinsInfo, _ := ch["reins"].(map[string]any)
+	if ch["finish_reason"] != "length" || ch["text"] != "ab" && ch["text"] != "a" || !strings.Contains(fmt.Sprint(reinsInfo["unfinished"]), "a stop string cut the constrained output") {
+		t.Errorf("a stop string cut the output: %v", ch)
+	}
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(strings.Replace(body, `"stop"`, `"stream": true, "stop"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	evs := events(t, resp.Body)
+	last := ""
+	for _, e := range evs {
+		var c map[string]any
+		if json.Unmarshal([]byte(e), &c) != nil {
+			continue
+		}
+		if chs, _ := c["choices"].([]any); len(chs) > 0 {
+			if f, ok := chs[0].(map[string]any)["finish_reason"].(string); ok {
+				last = f
+			}
+		}
+	}
+	if last != "length" {
+		t.Errorf("streamed: finish_reason %q, want length", last)
+	}
+}
