@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -354,4 +355,39 @@ func TestListedValuesAreTheMostProbable(t *testing.T) {
 		require.NoError(t, jsonschema.Validate(schema, res.Value))
 	}
 	assert.Positive(t, checked)
+}
+
+// TestJSONLLinesAreReadOn: a JSONL line longer than MaxJSONLLineBytes is
+// that line's document's error and the lines after it are read (the
+// scanner had stopped the file there); a byte order mark opens the
+// first line; an ID that is neither a string nor a number is an error.
+func TestJSONLLinesAreReadOn(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"id": "long", "text": "` + strings.Repeat("a", MaxJSONLLineBytes) + `"}`
+	exact := strings.Repeat(" ", MaxJSONLLineBytes-1-len(`{"id": "exact", "text": "x"}`)) + `{"id": "exact", "text": "x"}`
+	in := "\uFEFF" + `{"id": "first", "text": "The cat."}` + "\n" + long + "\n" + `{"id": "after", "text": "The dog."}` + "\n" +
+		exact + "\n" + exact + " \n" + `{"id": [1], "text": "x"}` + "\n" + `{"id": null, "text": "y"}` + "\n" + long
+	path := filepath.Join(dir, "in.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(in), 0o644))
+	docs, err := ReadInputs([]string{path}, nil)
+	require.NoError(t, err)
+	var got []string
+	for _, d := range docs {
+		e := ""
+		if d.Err != nil {
+			e = " error: " + d.Err.Error()
+		}
+		got = append(got, d.ID+e)
+	}
+	long2 := fmt.Sprintf(" error: a line longer than MaxJSONLLineBytes (%d)", MaxJSONLLineBytes)
+	assert.Equal(t, []string{
+		"first",
+		path + ":2" + long2,
+		"after",
+		"exact",             // MaxJSONLLineBytes with its newline
+		path + ":5" + long2, // one more: its newline is read with the byte past the bound, and line 6 is not skipped
+		path + `:6 error: member "id": want a string or a number as the ID`,
+		path + ":7",
+		path + ":8" + long2,
+	}, got)
 }

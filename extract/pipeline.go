@@ -123,52 +123,89 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 	return append(docs, Document{ID: path, Text: string(b), Source: path}), nil
 }
 
+// MaxJSONLLineBytes bounds one line of a JSONL input: room for a text of
+// MaxDocumentBytes escaped (\u00e9 is 6 bytes for 2) and other members.
+// A longer line is that document's error, and the lines after it are
+// read on.
+const MaxJSONLLineBytes = 8 * MaxDocumentBytes
+
 func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Document, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 2*MaxDocumentBytes)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br, MaxJSONLLineBytes, true)
+		if err != nil && err != io.EOF && !errors.Is(err, errLongLine) {
+			return append(docs, Document{ID: path, Err: err, Source: path}), nil
 		}
-		if len(docs) >= MaxDocuments {
-			return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF")) // a byte order mark
 		}
-		src := path + ":" + strconv.Itoa(n)
-		id := src
-		var obj map[string]any
-		if !utf8.Valid(line) { // json would read U+FFFD in silence
-			docs = append(docs, Document{ID: id, Err: errors.New("not UTF-8 text"), Source: src})
-			continue
-		}
-		if err := json.Unmarshal(line, &obj); err != nil {
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("not a JSON object: %w", err), Source: src})
-			continue
-		}
-		if v, ok := obj[o.IDField]; ok {
-			switch v := v.(type) {
-			case string:
-				if v != "" {
-					id = v
-				}
-			case float64:
-				id = strconv.FormatFloat(v, 'f', -1, 64)
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 || errors.Is(err, errLongLine) {
+			if len(docs) >= MaxDocuments {
+				return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
+			}
+			src := path + ":" + strconv.Itoa(n)
+			if errors.Is(err, errLongLine) {
+				docs = append(docs, Document{ID: src, Err: fmt.Errorf("a line longer than MaxJSONLLineBytes (%d)", MaxJSONLLineBytes), Source: src})
+				err = nil // readLine read past it
+			} else {
+				docs = append(docs, jsonlDocument(trimmed, src, o))
 			}
 		}
-		text, ok := obj[o.TextField].(string)
-		switch {
-		case !ok:
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("no string member %q", o.TextField), Source: src})
-		case len(text) > MaxDocumentBytes:
-			docs = append(docs, Document{ID: id, Err: fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes), Source: src})
-		default:
-			docs = append(docs, Document{ID: id, Text: text, Source: src})
+		if err == io.EOF {
+			return docs, nil
+		}
+		if err != nil {
+			return append(docs, Document{ID: path, Err: err, Source: path}), nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return append(docs, Document{ID: path, Err: err, Source: path}), nil
+}
+
+// jsonlDocument is the document on a JSONL line read at src (FILE:LINE,
+// its ID when the line names none).
+func jsonlDocument(line []byte, src string, o InputOptions) Document {
+	d := Document{ID: src, Source: src}
+	var obj map[string]any
+	if !utf8.Valid(line) { // json would read U+FFFD in silence
+		d.Err = errors.New("not UTF-8 text")
+		return d
 	}
-	return docs, nil
+	if err := json.Unmarshal(line, &obj); err != nil {
+		d.Err = fmt.Errorf("not a JSON object: %w", err)
+		return d
+	}
+	switch v := obj[o.IDField].(type) {
+	case nil: // none: FILE:LINE
+	case string:
+		if v != "" {
+			d.ID = v
+		}
+	case float64:
+		d.ID = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		d.Err = fmt.Errorf("member %q: want a string or a number as the ID", o.IDField)
+		return d
+	}
+	text, ok := obj[o.TextField].(string)
+	switch {
+	case !ok:
+		d.Err = fmt.Errorf("no string member %q", o.TextField)
+	case len(text) > MaxDocumentBytes:
+		d.Err = fmt.Errorf("larger than MaxDocumentBytes (%d)", MaxDocumentBytes)
+	default:
+		d.Text = text
+	}
+	return d
+}
+
+// skipLine reads r past the next newline: nil, or io.EOF when none
+// follows.
+func skipLine(r *bufio.Reader) error {
+	for {
+		_, err := r.ReadSlice('\n')
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
 }
 
 // Record is one line of a run's output: a document's ID and its value
@@ -409,7 +446,7 @@ func readRecordIDs(r io.Reader, path string) (map[string]bool, int64, error) {
 	var good int64
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
-		line, err := readLine(br, MaxRecordBytes)
+		line, err := readLine(br, MaxRecordBytes, false)
 		switch {
 		case err == io.EOF:
 			return done, good, nil // a line without its newline was cut
@@ -457,13 +494,19 @@ func recordID(line []byte) (string, error) {
 var errLongLine = errors.New("line too long")
 
 // readLine returns the next line of r with its newline, or errLongLine
-// once it passes limit bytes (without reading further). A last line
-// without a newline comes back with io.EOF.
-func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+// once it passes limit bytes: having read past the line with skipLong,
+// else without reading further. A last line without a newline comes
+// back with io.EOF.
+func readLine(r *bufio.Reader, limit int, skipLong bool) ([]byte, error) {
 	var line []byte
 	for {
 		part, err := r.ReadSlice('\n')
 		if len(line)+len(part) > limit {
+			if skipLong && err == bufio.ErrBufferFull {
+				if err := skipLine(r); err != nil && err != io.EOF {
+					return nil, err
+				}
+			}
 			return nil, errLongLine
 		}
 		line = append(line, part...)

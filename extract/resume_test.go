@@ -71,10 +71,10 @@ func TestResumeBoundsALine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path+":2: a line longer than MaxRecordBytes")
 
-	line, err := readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\n"), 16), 100)
+	line, err := readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\n"), 16), 100, false)
 	assert.ErrorIs(t, err, errLongLine, "101 bytes with the newline")
 	assert.Nil(t, line)
-	line, err = readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 99)+"\n"), 16), 100)
+	line, err = readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 99)+"\n"), 16), 100, false)
 	assert.NoError(t, err)
 	assert.Len(t, line, 100)
 }
