@@ -1,8 +1,10 @@
 package view
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
@@ -21,8 +23,8 @@ const maxCaptureExcess = 1e-2
 // Check reports the first value of p a page cannot show, by its place in
 // p's JSON (segments[2].tokens[5].top_logprobs[0].logprob): a
 // log-probability above 0 or NaN, a capture's confidence outside
-// [0, 1], a capture's span outside the page's text, a segment with both
-// text and tokens. Write checks the page first.
+// [0, 1], a capture's span outside the page's text, two captures that
+// overlap, a segment with both text and tokens. Write checks the page first.
 func (p *Page) Check() error {
 	text := 0
 	for i, s := range p.Segments {
@@ -47,7 +49,27 @@ func (p *Page) Check() error {
 			return fmt.Errorf("captures[%d] (%q).logprob: %v: want a log-probability, at most 0", i, c.Name, c.Logprob)
 		}
 	}
+	order := captureOrder(p.Captures)
+	for k := 1; k < len(order); k++ {
+		a, b := order[k-1], order[k]
+		if p.Captures[b].Start < p.Captures[a].End {
+			a, b = min(a, b), max(a, b)
+			return fmt.Errorf("captures[%d] (%q) and captures[%d] (%q) overlap: bytes %d to %d and %d to %d", a, p.Captures[a].Name, b, p.Captures[b].Name, p.Captures[a].Start, p.Captures[a].End, p.Captures[b].Start, p.Captures[b].End)
+		}
+	}
 	return nil
+}
+
+// captureOrder returns the indexes of caps by start, then end.
+func captureOrder(caps []Capture) []int {
+	order := make([]int, len(caps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(caps[a].Start, caps[b].Start), cmp.Compare(caps[a].End, caps[b].End), cmp.Compare(a, b))
+	})
+	return order
 }
 
 // CheckTokens reports the first log-probability of toks that is above 0

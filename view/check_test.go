@@ -3,10 +3,12 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/reins-go/reins"
 	"github.com/reins-go/reins/decode"
@@ -35,6 +37,8 @@ func TestCheckNamesThePlace(t *testing.T) {
 		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", Start: 3, End: 1}}}, `captures[0] ("x"): bytes 3 to 1`},
 		{Page{Segments: []Segment{text, {Tokens: []reins.Token{tok(-1)}}}, Captures: []Capture{{Name: "x", Start: 0, End: 6}}}, `captures[0] ("x"): bytes 0 to 6: want a span of the page's 5 bytes`},
 		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", End: 1, Prob: 1.5}}}, `captures[0] ("x").prob: 1.5`},
+		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", Start: 2, End: 4}, {Name: "y", Start: 0, End: 1}, {Name: "z", Start: 1, End: 3}}}, `captures[0] ("x") and captures[2] ("z") overlap: bytes 2 to 4 and 1 to 3`},
+		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", Start: 0, End: 3}, {Name: "e", Start: 1, End: 1}}}, `captures[0] ("x") and captures[1] ("e") overlap`},
 		{Page{Segments: []Segment{text}, Captures: []Capture{{Name: "x", End: 1, Prob: 0.5, Logprob: math.NaN()}}}, `captures[0] ("x").logprob: NaN`},
 	} {
 		err := c.page.Check()
@@ -75,4 +79,59 @@ func FuzzWrite(f *testing.F) {
 			t.Fatalf("Check: %v; Write: %v", checkErr, writeErr)
 		}
 	})
+}
+
+// TestWriteCaptures: every piece of text is drawn in the capture it
+// falls in, with many captures in any order (one per character, given
+// backwards); an edge inside a UTF-8 character splits the text at the
+// next character, so the page holds valid UTF-8.
+func TestWriteCaptures(t *testing.T) {
+	const n = 3000
+	p := Page{Segments: []Segment{{Text: strings.Repeat("ab", n/2)}}}
+	for i := n - 1; i >= 0; i-- {
+		p.Captures = append(p.Captures, Capture{Name: fmt.Sprintf("c%d", i), Start: i, End: i + 1, Prob: 0.5})
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		if !strings.Contains(buf.String(), fmt.Sprintf("c%d 50%%", i)) {
+			t.Errorf("capture c%d is not drawn", i)
+		}
+	}
+	if got := strings.Count(buf.String(), `data-cap="`); got != n {
+		t.Errorf("%d captures drawn, want %d", got, n)
+	}
+
+	p = Page{Segments: []Segment{{Text: "héllo"}, {Tokens: []reins.Token{{Token: "ab", Bytes: []byte("ab"), Logprob: -1}}}},
+		Captures: []Capture{{Name: "x", Start: 2, End: 4, Prob: 0.5}}}
+	buf.Reset()
+	if err := Write(&buf, &p); err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(buf.Bytes()) {
+		t.Error("the page is not UTF-8")
+	}
+	if !strings.Contains(buf.String(), "é") {
+		t.Error("é was split")
+	}
+}
+
+// BenchmarkWriteCaptures: a page of one capture per character; Write
+// is linear in pieces and captures.
+func BenchmarkWriteCaptures(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		p := Page{Segments: []Segment{{Text: strings.Repeat("a", n)}}}
+		for i := range n {
+			p.Captures = append(p.Captures, Capture{Name: "c", Start: i, End: i + 1, Prob: 0.5})
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if err := Write(io.Discard, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

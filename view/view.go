@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -142,19 +143,22 @@ func Write(w io.Writer, p *Page) error {
 	if p == nil {
 		return errors.New("view: nil page")
 	}
+	if err := p.Check(); err != nil {
+		return fmt.Errorf("view: %w", err)
+	}
 	text := 0 // byte offset of the next piece
 	var groups []group
 	var toks []tokenData
-	capAt := func(start, end int) int {
-		for i, c := range p.Captures {
-			if start < c.End && c.Start < end || start == end && c.Start <= start && start < c.End {
-				return i
-			}
-		}
-		return -1
+	// Pieces come in the text's order; so do the captures, sorted (Check
+	// refused overlaps), and the edges plain text is split at.
+	caps := newCapCursor(p.Captures)
+	var edges []int
+	for _, c := range p.Captures {
+		edges = append(edges, c.Start, c.End)
 	}
+	slices.Sort(edges)
 	add := func(pc piece, start, end int) {
-		ci := capAt(start, end)
+		ci := caps.at(start, end)
 		if len(groups) == 0 || groups[len(groups)-1].Cap != ci {
 			g := group{Cap: ci}
 			if ci >= 0 {
@@ -165,23 +169,23 @@ func Write(w io.Writer, p *Page) error {
 		}
 		groups[len(groups)-1].Pieces = append(groups[len(groups)-1].Pieces, pc)
 	}
-	if err := p.Check(); err != nil {
-		return fmt.Errorf("view: %w", err)
-	}
 	for _, s := range p.Segments {
 		if s.Text != "" {
-			// Plain text is split where captures begin and end.
+			// Plain text is split where captures begin and end, at the
+			// next character's start.
 			rest := s.Text
 			for rest != "" {
+				for len(edges) > 0 && edges[0] <= text {
+					edges = edges[1:]
+				}
 				n := len(rest)
-				for _, c := range p.Captures {
-					for _, edge := range []int{c.Start, c.End} {
-						if k := edge - text; k > 0 && k < n {
-							n = k
-						}
+				if len(edges) > 0 && edges[0]-text < n {
+					n = edges[0] - text
+					for n < len(rest) && !utf8.RuneStart(rest[n]) {
+						n++
 					}
 				}
-				add(piece{Plain: rest[:n], Tok: -1}, text, text+n)
+				add(piece{Plain: strings.ToValidUTF8(rest[:n], "\uFFFD"), Tok: -1}, text, text+n)
 				text += n
 				rest = rest[n:]
 			}
@@ -206,7 +210,7 @@ func Write(w io.Writer, p *Page) error {
 				td.Alts = append(td.Alts, altData{Text: display(a.Bytes), P: prob(a.Logprob), ID: a.ID})
 			}
 			n := tokenLen(t)
-			if ci := capAt(text, text+n); ci >= 0 {
+			if ci := caps.at(text, text+n); ci >= 0 {
 				td.CaptureName = p.Captures[ci].Name
 			}
 			pc := piece{Tok: len(toks), Text: td.Text, Shade: shade(td.P), Forced: t.Forced}
@@ -237,6 +241,37 @@ func Write(w io.Writer, p *Page) error {
 		return err
 	}
 	return page.Execute(w, map[string]any{"Title": title, "Groups": groups, "Data": template.JS(data), "Count": len(toks)})
+}
+
+// capCursor finds the capture of each piece of a page, the pieces
+// taken in the text's order: in time linear in pieces and captures.
+type capCursor struct {
+	caps  []Capture
+	order []int // indexes of caps by Start (then End)
+	next  int   // order[next:] may still hold a piece
+}
+
+func newCapCursor(caps []Capture) *capCursor {
+	return &capCursor{caps: caps, order: captureOrder(caps)}
+}
+
+// at returns the index of the capture the piece of bytes [start, end)
+// touches (an empty piece: that it stands in), or -1. Each call's start
+// is at least the last's, so a capture that ends by start is done with.
+func (cc *capCursor) at(start, end int) int {
+	for cc.next < len(cc.order) && cc.caps[cc.order[cc.next]].End <= start {
+		cc.next++
+	}
+	for _, i := range cc.order[cc.next:] {
+		c := cc.caps[i]
+		if c.Start >= max(end, start+1) {
+			break // it and the rest begin after the piece
+		}
+		if start < c.End && c.Start < end || start == end && c.Start <= start {
+			return i
+		}
+	}
+	return -1
 }
 
 // prob is the probability of log-probability lp, at most 1 (Check
