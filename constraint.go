@@ -59,7 +59,7 @@ const maxHealed = 16
 // A program that keeps many constraints can bound them together by it,
 // as reins serve does.
 func (c *Constraint) Bytes() int64 {
-	n := int64(len(c.prog.Inst))*int64(unsafe.Sizeof(grammar.Inst{})) + int64(len(c.schema))
+	n := int64(cap(c.prog.Inst))*int64(unsafe.Sizeof(grammar.Inst{})) + int64(len(c.schema))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, a := range c.bound {

@@ -51,6 +51,7 @@ type Automaton struct {
 	// (see budget.go).
 	costsOnce  sync.Once
 	tokenCosts *earley.Costs
+	costsBytes atomic.Int64 // tokenCosts' once built, for CacheBytes
 	// build serialises the computing of new state masks, which grows dfa.
 	build sync.Mutex
 	dfa   *earley.LocalDFA
@@ -333,7 +334,8 @@ func (a *Automaton) endBuild() {
 // CacheBytes returns about the memory the automaton holds besides its
 // program, the vocabulary and the trie: the caches that grow as it is
 // used (state masks, the local view, context-dependent results, whole
-// parse states), each bounded on its own, and its token sets. A caller
+// parse states), each bounded on its own, its token sets, and the token
+// costs of its instructions once a budget asked for them. A caller
 // that keeps many automata (a server's cache of constraints) can bound
 // them together by this.
 func (a *Automaton) CacheBytes() int64 {
@@ -341,7 +343,7 @@ func (a *Automaton) CacheBytes() int64 {
 	a.mu.RLock()
 	n += int64(a.maskBytes+a.listedBytes) + 4*int64(a.cdTokens)
 	a.mu.RUnlock()
-	return n + a.dfaBytes.Load() + int64(a.contexts.Bytes())
+	return n + a.dfaBytes.Load() + a.costsBytes.Load() + int64(a.contexts.Bytes())
 }
 
 // walkContextDependent calls allow for each token of cd that the parse

@@ -33,6 +33,7 @@ const (
 func (a *Automaton) costs() *earley.Costs {
 	a.costsOnce.Do(func() {
 		a.tokenCosts = a.priceTokens()
+		a.costsBytes.Store(a.tokenCosts.Bytes())
 	})
 	return a.tokenCosts
 }

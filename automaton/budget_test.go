@@ -265,3 +265,15 @@ func TestFillMaskWithinOrdinaryWork(t *testing.T) {
 	require.NoError(t, m.FillMaskWithin(mask, 3))
 	t.Logf("%d units of work, MaskWork %d", m.Work()-before, automaton.MaskWork)
 }
+
+// TestCacheBytesCountsTokenCosts: the token costs TokensToEnd builds,
+// two words per instruction, are counted in CacheBytes once built.
+func TestCacheBytesCountsTokenCosts(t *testing.T) {
+	v := fixture.New().Vocab()
+	a := bindGBNF(t, v, `root ::= [a-z]{200} "x"`)
+	m := a.NewMatcher()
+	m.FillMask(make([]uint32, automaton.MaskWords(v.Len())))
+	before := a.CacheBytes()
+	m.TokensToEnd()
+	assert.GreaterOrEqual(t, a.CacheBytes()-before, int64(8*len(a.Prog().Inst)), "%d bytes before, %d after", before, a.CacheBytes())
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +120,53 @@ func TestCostlyConstraintIsABadRequest(t *testing.T) {
 	ae := s.runError(httptest.NewRequest("POST", "/v1/completions", nil), err)
 	if ae == nil || ae.Status != 400 || ae.Param == nil || *ae.Param != "grammar" || !strings.Contains(ae.Message, "too costly to follow") {
 		t.Fatalf("got %+v from %v, want a 400 naming grammar", ae, err)
+	}
+}
+
+// TestCompilesRunAtMostOnePerCPU: distinct constraints asked for at once
+// compile at most GOMAXPROCS at a time, and a compile that panics gives
+// its slot back.
+func TestCompilesRunAtMostOnePerCPU(t *testing.T) {
+	cc := newConstraintCache(64, 1<<30)
+	slots := runtime.GOMAXPROCS(0)
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 4 * slots {
+		wg.Go(func() {
+			_, err := cc.get("regex", fmt.Sprint("x", i), func() (*reins.Constraint, error) {
+				n := running.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(20 * time.Millisecond)
+				running.Add(-1)
+				return reins.Regex("x")
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if m := int(most.Load()); m > slots || m < 1 {
+		t.Errorf("%d compiles ran at once, want 1 to %d", m, slots)
+	}
+	for i := range slots {
+		func() {
+			defer func() { _ = recover() }()
+			cc.get("regex", fmt.Sprint("panic", i), func() (*reins.Constraint, error) { panic("compile") })
+		}()
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cc.get("regex", "after", func() (*reins.Constraint, error) { return reins.Regex("y") })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a compile after panicking ones waited for a slot")
 	}
 }

@@ -87,6 +87,9 @@ func cmdGenerate(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("generate takes one PROMPT argument, got %d (quote the prompt)", len(pos))
 	}
+	if pos[0] == "" {
+		return usagef("generate: PROMPT is empty: give at least one character")
+	}
 	switch {
 	case *topLogprobs < 0:
 		return usagef("--top-logprobs %d: want a count ≥ 0", *topLogprobs)

@@ -258,6 +258,8 @@ func TestHostileInput(t *testing.T) {
 		{name: "--max-tokens 10000000000", args: []string{"generate", "--max-tokens", "10000000000", "x"}, codes: []int{3}, want: "--max-tokens", limit: quick},
 		{name: "--n 1000", args: []string{"generate", "--n", "1000", "--max-tokens", "2", "x"}, codes: []int{0}, limit: 60 * time.Second, mem: 1024 * mb},
 		{name: "--n 1024 --top-logprobs 265 --max-tokens 100000", args: []string{"generate", "--n", "1024", "--top-logprobs", "265", "--max-tokens", "100000", "--json", "x"}, codes: []int{3}, want: "token records to keep", limit: quick, mem: 512 * mb},
+		{name: "score an empty text", args: []string{"score", ""}, codes: []int{3}, want: "TEXT is empty", limit: quick},
+		{name: "generate from an empty prompt", args: []string{"generate", "--heal", "--regex", "a", ""}, codes: []int{3}, want: "PROMPT is empty", limit: quick},
 		{name: "--top-logprobs 10000000", args: []string{"generate", "--top-logprobs", "10000000", "x"}, codes: []int{3}, want: "--top-logprobs 10000000", limit: quick},
 		// Models.
 		{name: "model: the small GGUF these cases break", args: []string{"generate", "--max-tokens", "2", "--model", writeGGUF(t, dir, "good.gguf", nil), "abc"}, codes: []int{0}, limit: quick, mem: 512 * mb},

@@ -34,6 +34,9 @@ func cmdScore(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("score takes one TEXT argument, got %d (quote the text)", len(pos))
 	}
+	if pos[0] == "" {
+		return usagef("score: TEXT is empty: nothing to score")
+	}
 	if *topLogprobs < 0 {
 		return usagef("--top-logprobs %d: want a count ≥ 0", *topLogprobs)
 	}

@@ -20,6 +20,9 @@ type Costs struct {
 	Rule []uint32
 }
 
+// Bytes returns about the memory c holds.
+func (c *Costs) Bytes() int64 { return 4 * int64(cap(c.Rest)+cap(c.Rule)) }
+
 // Edge is one more way on from an instruction at a price: to instruction
 // To, in the same rule, consuming input that costs Cost.
 type Edge struct {
