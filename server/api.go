@@ -115,7 +115,7 @@ type chatMessage struct {
 // decodeBody reads a JSON request into v: strict refuses unknown fields.
 // Errors name the field where encoding/json says which.
 func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.ResponseWriter) *apiError {
-	body := http.MaxBytesReader(w, r.Body, maxBytes)
+	body := &readErrors{r: http.MaxBytesReader(w, r.Body, maxBytes)}
 	dec := json.NewDecoder(body)
 	if strict {
 		dec.DisallowUnknownFields()
@@ -156,7 +156,26 @@ func decodeBody(r *http.Request, maxBytes int64, v any, strict bool, w http.Resp
 		return &apiError{Status: http.StatusRequestTimeout, Type: "invalid_request_error",
 			Message: "the request body did not arrive within the server's read timeout"}
 	}
+	if body.err != nil {
+		// The transport failed, not the JSON: a broken chunked encoding.
+		return badRequest("", "the request body could not be read: "+body.err.Error())
+	}
 	return badRequest("", "malformed JSON: "+err.Error())
+}
+
+// readErrors keeps the first error of r but io.EOF, so that an error
+// of the request's transport is not reported as the JSON's.
+type readErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrors) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // stops parses "stop": a string or a list of strings.

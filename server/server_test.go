@@ -777,6 +777,23 @@ func TestBodyEndsCleanly(t *testing.T) {
 		t.Errorf("a body cut short of its Content-Length: %d %s", resp.StatusCode, got)
 	}
 
+	// A broken chunked encoding is the transport's fault, not the JSON's.
+	c2, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	fmt.Fprint(c2, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
+	c2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err = http.ReadResponse(bufio.NewReader(c2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), "the request body could not be read") {
+		t.Errorf("a chunk size of zz: %d %s", resp.StatusCode, got)
+	}
+
 	for body, want := range map[string]string{
 		`{"prompt": "Once", "max_tokens": 1}}`:               "malformed JSON",
 		`{"prompt": "Once", "max_tokens": 1} {}`:             "more than one JSON value",
