@@ -124,8 +124,21 @@ func pageOf(data []byte, prompt string) (*view.Page, error) {
 			} `json:"logprobs"`
 		} `json:"choices"`
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte order mark
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, jsonInputError(data, err)
+	}
+	var shapes []string
+	for _, s := range []struct {
+		name string
+		in   bool
+	}{{"segments", probe.Segments != nil}, {"tokens", probe.Tokens != nil}, {"logprobs", probe.Logprobs != nil}, {"choices", probe.Choices != nil}} {
+		if s.in {
+			shapes = append(shapes, s.name)
+		}
+	}
+	if len(shapes) > 1 {
+		return nil, fmt.Errorf("it holds %s: which to show? (one of them: a view page, score --json, generate --json, a server's response)", strings.Join(shapes, " and "))
 	}
 	switch {
 	case probe.Segments != nil:
@@ -146,15 +159,20 @@ func pageOf(data []byte, prompt string) (*view.Page, error) {
 		return view.FromCompletion("", prompt, c), nil
 	case len(probe.Choices) > 0:
 		var cs []*reins.Completion
+		withTokens := false
 		for i, ch := range probe.Choices {
 			c := &reins.Completion{}
 			if ch.Logprobs != nil {
+				withTokens = withTokens || len(ch.Logprobs.Content) > 0
 				if err := view.CheckTokens(ch.Logprobs.Content); err != nil {
 					return nil, fmt.Errorf("choices[%d].logprobs.content%w", i, err)
 				}
 				c.Tokens = ch.Logprobs.Content
 			}
 			cs = append(cs, c)
+		}
+		if !withTokens {
+			return nil, errors.New("no choice holds logprobs.content: ask the server for logprobs")
 		}
 		return completionsPage("", prompt, cs...), nil
 	case probe.Tokens != nil:
