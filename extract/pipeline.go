@@ -124,7 +124,8 @@ func readFile(docs []Document, path string, o InputOptions) ([]Document, error) 
 }
 
 // MaxJSONLLineBytes bounds one line of a JSONL input: room for a text of
-// MaxDocumentBytes escaped (\u00e9 is 6 bytes for 2) and other members.
+// MaxDocumentBytes escaped (a control character's \u0001 is 6 bytes for
+// 1) and other members.
 // A longer line is that document's error, and the lines after it are
 // read on.
 const MaxJSONLLineBytes = 8 * MaxDocumentBytes

@@ -57,7 +57,7 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 		return e.Value.(*cacheEntry).c, nil
 	}
 	cc.mu.Unlock()
-	c, err := cc.compileOne(compile)
+	c, err := cc.compileOne(key, compile)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +71,17 @@ func (cc *constraintCache) get(kind, src string, compile func() (*reins.Constrai
 }
 
 // compileOne runs compile in a compiling slot, released whatever
-// compile does.
-func (cc *constraintCache) compileOne(compile func() (*reins.Constraint, error)) (*reins.Constraint, error) {
+// compile does, unless a request that held the slot before compiled the
+// constraint of key meanwhile (many requests with one new schema).
+func (cc *constraintCache) compileOne(key [32]byte, compile func() (*reins.Constraint, error)) (*reins.Constraint, error) {
 	cc.compiling <- struct{}{}
 	defer func() { <-cc.compiling }()
+	cc.mu.Lock()
+	e, ok := cc.byKey[key]
+	cc.mu.Unlock()
+	if ok {
+		return e.Value.(*cacheEntry).c, nil
+	}
 	return compile()
 }
 

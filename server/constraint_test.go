@@ -124,8 +124,9 @@ func TestCostlyConstraintIsABadRequest(t *testing.T) {
 }
 
 // TestCompilesRunAtMostOnePerCPU: distinct constraints asked for at once
-// compile at most GOMAXPROCS at a time, and a compile that panics gives
-// its slot back.
+// compile at most GOMAXPROCS at a time, one asked for by many requests
+// at once compiles at most as many times, and a compile that panics
+// gives its slot back.
 func TestCompilesRunAtMostOnePerCPU(t *testing.T) {
 	cc := newConstraintCache(64, 1<<30)
 	slots := runtime.GOMAXPROCS(0)
@@ -149,6 +150,24 @@ func TestCompilesRunAtMostOnePerCPU(t *testing.T) {
 	wg.Wait()
 	if m := int(most.Load()); m > slots || m < 1 {
 		t.Errorf("%d compiles ran at once, want 1 to %d", m, slots)
+	}
+	// One new schema in many requests at once is compiled by those that
+	// took a slot before the first was done, not by every one.
+	var compiles atomic.Int32
+	for range 4 * slots {
+		wg.Go(func() {
+			if _, err := cc.get("regex", "same", func() (*reins.Constraint, error) {
+				compiles.Add(1)
+				time.Sleep(20 * time.Millisecond)
+				return reins.Regex("same")
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := int(compiles.Load()); n > slots {
+		t.Errorf("one schema asked %d times at once compiled %d times, want at most %d", 4*slots, n, slots)
 	}
 	for i := range slots {
 		func() {

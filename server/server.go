@@ -27,9 +27,10 @@
 // without a seed gets a random one (with one, the same request gives the
 // same output). max_tokens defaults to Limits.DefaultMaxTokens (256).
 // A constrained output the budget cannot finish, or a stop string cut
-// before its end, comes back with finish_reason "length" (never "stop",
+// before its end, comes back with finish_reason "length" (not "stop",
 // which a client reads as complete), its partial text, and "reins":
-// {"unfinished": why}. Unsupported fields with an effect (tools, logit_bias, penalties,
+// {"unfinished": why}. (A grammar with token terminals cannot be judged
+// on its text: a stop string that cuts it gives "stop".) Unsupported fields with an effect (tools, logit_bias, penalties,
 // suffix, best_of) are a 400 naming the field; unknown fields are
 // ignored, or refused with Config.Strict.
 //

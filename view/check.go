@@ -24,7 +24,9 @@ const maxCaptureExcess = 1e-2
 // p's JSON (segments[2].tokens[5].top_logprobs[0].logprob): a
 // log-probability above 0 or NaN, a capture's confidence outside
 // [0, 1], a capture's span outside the page's text, two captures that
-// overlap, a segment with both text and tokens. Write checks the page first.
+// overlap, a segment with both text and tokens. Rounding is allowed: a
+// token's log-probability up to 1e-3, a capture's up to 1e-2 and its
+// confidence up to 1.01. Write checks the page first.
 func (p *Page) Check() error {
 	text := 0
 	for i, s := range p.Segments {

@@ -116,6 +116,15 @@ func TestWriteCaptures(t *testing.T) {
 	if !strings.Contains(buf.String(), "é") {
 		t.Error("é was split")
 	}
+	// The capture holds the character it starts in, and no more before.
+	p = Page{Segments: []Segment{{Text: "hello wörld"}}, Captures: []Capture{{Name: "x", Start: 8, End: 11, Prob: 0.5}}}
+	buf.Reset()
+	if err := Write(&buf, &p); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<span class="plain">hello w</span><span class="cap" data-cap="0"><span class="label">x 50%</span><span class="plain">örl</span></span><span class="plain">d</span>`; !strings.Contains(buf.String(), want) {
+		t.Errorf("the page does not hold %s", want)
+	}
 }
 
 // BenchmarkWriteCaptures: a page of one capture per character; Write

@@ -13,6 +13,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -152,11 +153,15 @@ func Write(w io.Writer, p *Page) error {
 	// Pieces come in the text's order; so do the captures, sorted (Check
 	// refused overlaps), and the edges plain text is split at.
 	caps := newCapCursor(p.Captures)
-	var edges []int
-	for _, c := range p.Captures {
-		edges = append(edges, c.Start, c.End)
+	type edge struct {
+		at    int
+		start bool // a capture's start, else its end
 	}
-	slices.Sort(edges)
+	var edges []edge
+	for _, c := range p.Captures {
+		edges = append(edges, edge{c.Start, true}, edge{c.End, false})
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
 	add := func(pc piece, start, end int) {
 		ci := caps.at(start, end)
 		if len(groups) == 0 || groups[len(groups)-1].Cap != ci {
@@ -171,18 +176,28 @@ func Write(w io.Writer, p *Page) error {
 	}
 	for _, s := range p.Segments {
 		if s.Text != "" {
-			// Plain text is split where captures begin and end, at the
-			// next character's start.
+			// Plain text is split where captures begin and end; inside a
+			// character, before it for a start and after it for an end,
+			// so that the capture holds the whole character.
 			rest := s.Text
 			for rest != "" {
-				for len(edges) > 0 && edges[0] <= text {
-					edges = edges[1:]
-				}
 				n := len(rest)
-				if len(edges) > 0 && edges[0]-text < n {
-					n = edges[0] - text
-					for n < len(rest) && !utf8.RuneStart(rest[n]) {
-						n++
+				for ; len(edges) > 0; edges = edges[1:] {
+					k := edges[0].at - text
+					if k <= 0 {
+						continue
+					}
+					if k < len(rest) && !utf8.RuneStart(rest[k]) {
+						for edges[0].start && k > 0 && !utf8.RuneStart(rest[k]) {
+							k--
+						}
+						for k < len(rest) && !utf8.RuneStart(rest[k]) {
+							k++
+						}
+					}
+					if k > 0 {
+						n = min(k, len(rest))
+						break
 					}
 				}
 				add(piece{Plain: strings.ToValidUTF8(rest[:n], "\uFFFD"), Tok: -1}, text, text+n)

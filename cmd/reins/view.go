@@ -159,11 +159,11 @@ func pageOf(data []byte, prompt string) (*view.Page, error) {
 		return view.FromCompletion("", prompt, c), nil
 	case len(probe.Choices) > 0:
 		var cs []*reins.Completion
-		withTokens := false
+		withLogprobs := false
 		for i, ch := range probe.Choices {
 			c := &reins.Completion{}
 			if ch.Logprobs != nil {
-				withTokens = withTokens || len(ch.Logprobs.Content) > 0
+				withLogprobs = true
 				if err := view.CheckTokens(ch.Logprobs.Content); err != nil {
 					return nil, fmt.Errorf("choices[%d].logprobs.content%w", i, err)
 				}
@@ -171,7 +171,7 @@ func pageOf(data []byte, prompt string) (*view.Page, error) {
 			}
 			cs = append(cs, c)
 		}
-		if !withTokens {
+		if !withLogprobs {
 			return nil, errors.New("no choice holds logprobs.content: ask the server for logprobs")
 		}
 		return completionsPage("", prompt, cs...), nil

@@ -231,4 +231,23 @@ func TestPatternRepetitionsAreNotCopied(t *testing.T) {
 		}
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%.30s… allocated %d MB", c.pattern, (after.TotalAlloc-before.TotalAlloc)>>20)
 	}
+	// Where the validator's metaschema checks the schema (draft 2019-09,
+	// or a $schema reins does not know), in an unused definition, and as
+	// a patternProperties key (whose error does not quote it).
+	huge := "^(?:" + strings.Repeat(`\\pL{1000}`, 1200) + ")$"
+	for _, schema := range []string{
+		`{"$schema": "https://json-schema.org/draft/2019-09/schema", "$defs": {"x": {"type": "string", "pattern": "` + huge + `"}}, "type": "string"}`,
+		`{"$schema": "https://example.com/my-draft", "$defs": {"x": {"pattern": "` + huge + `"}}, "type": "string"}`,
+		`{"type": "object", "patternProperties": {"` + huge + `": {}}}`,
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Compile([]byte(schema), Options{})
+		runtime.ReadMemStats(&after)
+		var e *Error
+		require.ErrorAs(t, err, &e, "%.60s…", schema)
+		assert.Equal(t, limitGrammar, e.Limit, "%.300v", err)
+		assert.Less(t, len(err.Error()), 300, "the error does not quote the pattern")
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "%.60s… allocated %d MB", schema, (after.TotalAlloc-before.TotalAlloc)>>20)
+	}
 }

@@ -85,6 +85,12 @@ func checkSchema(doc any, raw []byte, opts Options) error {
 	case draft7URL:
 		return metaCheckDraft7(doc)
 	}
+	// The validator compiles every pattern with Go's regexp before it
+	// judges anything: refuse first those no grammar could hold.
+	w := &metaWalk{sorted: true}
+	if err := w.patternSizes(doc); err != nil {
+		return err
+	}
 	metas, err := metaschemas()
 	if err != nil {
 		return err

@@ -260,7 +260,7 @@ func (w *metaWalk) patternProperties(v any) error {
 		return err
 	}
 	for _, p := range w.keys(m) {
-		if err := w.in(p, func() error { return w.regexSize(p) }); err != nil {
+		if err := w.regexSize(p); err != nil { // at patternProperties: the key may be 10 KB
 			return err
 		}
 		if !santhosh.Formats["regex"](p) {
@@ -316,6 +316,52 @@ func (w *metaWalk) regexSize(pattern string) error {
 		return nil
 	}
 	return w.errorHere(limitGrammar, fmt.Sprintf("a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(pattern), grammar.MaxInst))
+}
+
+// patternSizes walks v, a schema the validator's metaschema is to check
+// (draft 2019-09, or a $schema reins does not know), and applies
+// regexSize to every pattern and patternProperties key in it. It walks
+// every value, the data of enum or const too (a property may be named
+// "enum"): a pattern in data too large to compile is refused as well.
+func (w *metaWalk) patternSizes(v any) error {
+	switch v := v.(type) {
+	case []any:
+		for i, x := range v {
+			if err := w.in(strconv.Itoa(i), func() error { return w.patternSizes(x) }); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range w.keys(v) {
+			x := v[k]
+			var err error
+			switch k {
+			case "pattern":
+				if s, ok := x.(string); ok {
+					err = w.in(k, func() error { return w.regexSize(s) })
+					break
+				}
+				err = w.in(k, func() error { return w.patternSizes(x) })
+			case "patternProperties":
+				err = w.in(k, func() error {
+					if m, ok := x.(map[string]any); ok {
+						for _, p := range w.keys(m) {
+							if err := w.regexSize(p); err != nil {
+								return err
+							}
+						}
+					}
+					return w.patternSizes(x)
+				})
+			default:
+				err = w.in(k, func() error { return w.patternSizes(x) })
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // regexReason says why Go's regexp refuses pattern, as ": reason" (the
