@@ -54,8 +54,9 @@ type Constraint struct {
 const maxHealed = 16
 
 // Bytes returns about the memory the constraint holds: its compiled
-// program and, per vocabulary it is bound to, the automaton's caches
-// (Automaton.CacheBytes), which grow as it is used up to their bounds.
+// program, a JSON schema's validator, and, per vocabulary it is bound
+// to, the automaton's caches (Automaton.CacheBytes), which grow as it is
+// used up to their bounds.
 // A program that keeps many constraints can bound them together by it,
 // as reins serve does.
 func (c *Constraint) Bytes() int64 {
@@ -67,6 +68,9 @@ func (c *Constraint) Bytes() int64 {
 	}
 	for _, h := range c.healed {
 		n += h.Bytes()
+	}
+	if c.json != nil {
+		n += c.json.Bytes()
 	}
 	return n
 }

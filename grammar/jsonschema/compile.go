@@ -9,13 +9,16 @@ import (
 	"maps"
 	"math/big"
 	"math/bits"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	santhosh "github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/reins-go/reins/grammar"
+	"github.com/reins-go/reins/grammar/regex"
 	"github.com/reins-go/reins/internal/jsonptr"
 )
 
@@ -306,7 +309,37 @@ func JSON(opts Options) *grammar.Grammar {
 // jsonschema (formats asserted in every draft unless
 // Options.FormatAnnotation, remote references refused): reins validates
 // its own output with it. It is safe for concurrent use.
-type Validator struct{ s *santhosh.Schema }
+type Validator struct {
+	s     *santhosh.Schema
+	src   []byte // the schema, for Bytes
+	size  sync.Once
+	bytes int64
+}
+
+// Bytes returns about the memory the validator holds: its compiled
+// schema, some 8 bytes a byte of the schema's JSON, and its patterns
+// compiled with Go's regexp, some 64 bytes a character they match one
+// by one (regex.SpelledOut; 45 to 70 measured). It is reckoned on the
+// first call.
+func (v *Validator) Bytes() int64 {
+	v.size.Do(func() {
+		v.bytes = 9 * int64(len(v.src)) // the source kept, and what it compiles to
+		var doc any
+		if json.Unmarshal(v.src, &doc) != nil {
+			return
+		}
+		var path []string
+		walkPatterns(doc, &path, func(p string) error {
+			if re, err := syntax.Parse(p, syntax.Perl); err == nil {
+				v.bytes += 64 * int64(regex.SpelledOut(re, grammar.MaxInst))
+			} else {
+				v.bytes += 64 * int64(len(p))
+			}
+			return nil
+		})
+	})
+	return v.bytes
+}
 
 // NewValidator compiles schema, which also checks that it is a valid
 // schema. Of opts, only BaseURI, Loader and FormatAnnotation count:
@@ -340,7 +373,7 @@ func NewValidator(schema []byte, opts Options) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonschema: invalid schema: %w", err)
 	}
-	return &Validator{s}, nil
+	return &Validator{s: s, src: bytes.Clone(schema)}, nil
 }
 
 // anyFormat is a format checker that accepts every value.

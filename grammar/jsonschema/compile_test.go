@@ -2,6 +2,7 @@ package jsonschema
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -443,4 +444,31 @@ func TestBoundedMinPropertiesNotEmpty(t *testing.T) {
 	_, err := Compile([]byte(`{"type": "object", "propertyNames": {"minLength": 40}, "minProperties": 2}`), Options{Bounded: true})
 	require.Error(t, err)
 	assert.False(t, isEmpty(err), "%v", err)
+}
+
+// TestValidatorBytes: Validator.Bytes is within a small factor of what
+// the validator keeps on the heap, for a schema of many keywords and
+// for one of long patterns (which Go's regexp compiles large).
+func TestValidatorBytes(t *testing.T) {
+	var props []string
+	for i := range 300 {
+		props = append(props, fmt.Sprintf(`"p%d": {"type": "integer", "minimum": %d, "description": "property number %d"}`, i, i, i))
+	}
+	for _, schema := range []string{
+		`{"type": "object", "properties": {` + strings.Join(props, ", ") + `}}`,
+		`{"type": "string", "pattern": "^(?:` + strings.Repeat(`[a-z]{1000}`, 10) + `)$"}`,
+		`{"type": "object", "patternProperties": {"^` + strings.Repeat(`\\pL{200}`, 10) + `$": {}}}`,
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		v, err := NewValidator([]byte(schema), Options{})
+		require.NoError(t, err)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		got := v.Bytes()
+		assert.True(t, got >= held/2 && got <= 4*held, "%.40s…: Bytes %d, the heap holds %d", schema, got, held)
+		runtime.KeepAlive(v)
+	}
 }

@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
 	"regexp/syntax"
@@ -320,43 +321,53 @@ func (w *metaWalk) regexSize(pattern string) error {
 
 // patternSizes walks v, a schema the validator's metaschema is to check
 // (draft 2019-09, or a $schema reins does not know), and applies
-// regexSize to every pattern and patternProperties key in it. It walks
-// every value, the data of enum or const too (a property may be named
-// "enum"): a pattern in data too large to compile is refused as well.
+// regexSize to every pattern and patternProperties key in it.
 func (w *metaWalk) patternSizes(v any) error {
+	return walkPatterns(v, &w.path, w.regexSize)
+}
+
+// walkPatterns calls f with every pattern and patternProperties key of
+// the schema document v, in key order, *path the place of the pattern
+// (of a key: its patternProperties). It walks every value, the data of
+// enum or const too (a property may be named "enum"), so f may meet a
+// "pattern" of data.
+func walkPatterns(v any, path *[]string, f func(pattern string) error) error {
+	in := func(seg string, x any) error {
+		*path = append(*path, seg)
+		err := walkPatterns(x, path, f)
+		*path = (*path)[:len(*path)-1]
+		return err
+	}
 	switch v := v.(type) {
 	case []any:
 		for i, x := range v {
-			if err := w.in(strconv.Itoa(i), func() error { return w.patternSizes(x) }); err != nil {
+			if err := in(strconv.Itoa(i), x); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
-		for _, k := range w.keys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			x := v[k]
-			var err error
-			switch k {
-			case "pattern":
-				if s, ok := x.(string); ok {
-					err = w.in(k, func() error { return w.regexSize(s) })
-					break
+			if s, ok := x.(string); ok && k == "pattern" {
+				*path = append(*path, k)
+				err := f(s)
+				*path = (*path)[:len(*path)-1]
+				if err != nil {
+					return err
 				}
-				err = w.in(k, func() error { return w.patternSizes(x) })
-			case "patternProperties":
-				err = w.in(k, func() error {
-					if m, ok := x.(map[string]any); ok {
-						for _, p := range w.keys(m) {
-							if err := w.regexSize(p); err != nil {
-								return err
-							}
-						}
-					}
-					return w.patternSizes(x)
-				})
-			default:
-				err = w.in(k, func() error { return w.patternSizes(x) })
+				continue
 			}
-			if err != nil {
+			if m, ok := x.(map[string]any); ok && k == "patternProperties" {
+				*path = append(*path, k)
+				for _, p := range slices.Sorted(maps.Keys(m)) {
+					if err := f(p); err != nil {
+						*path = (*path)[:len(*path)-1]
+						return err
+					}
+				}
+				*path = (*path)[:len(*path)-1]
+			}
+			if err := in(k, x); err != nil {
 				return err
 			}
 		}
