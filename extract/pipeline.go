@@ -134,29 +134,29 @@ func readJSONL(docs []Document, path string, r io.Reader, o InputOptions) ([]Doc
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := readLine(br, MaxJSONLLineBytes, true)
-		if err != nil && err != io.EOF && !errors.Is(err, errLongLine) {
+		long := errors.Is(err, errLongLine) // readLine read past it
+		if long {
+			err = nil
+		}
+		if err != nil && err != io.EOF {
 			return append(docs, Document{ID: path, Err: err, Source: path}), nil
 		}
 		if n == 1 {
 			line = bytes.TrimPrefix(line, []byte("\uFEFF")) // a byte order mark
 		}
-		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 || errors.Is(err, errLongLine) {
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 || long {
 			if len(docs) >= MaxDocuments {
 				return nil, fmt.Errorf("extract: more than MaxDocuments (%d) documents", MaxDocuments)
 			}
 			src := path + ":" + strconv.Itoa(n)
-			if errors.Is(err, errLongLine) {
-				docs = append(docs, Document{ID: src, Err: fmt.Errorf("a line longer than MaxJSONLLineBytes (%d)", MaxJSONLLineBytes), Source: src})
-				err = nil // readLine read past it
-			} else {
-				docs = append(docs, jsonlDocument(trimmed, src, o))
+			d := Document{ID: src, Err: fmt.Errorf("a line longer than MaxJSONLLineBytes (%d)", MaxJSONLLineBytes), Source: src}
+			if !long {
+				d = jsonlDocument(trimmed, src, o)
 			}
+			docs = append(docs, d)
 		}
 		if err == io.EOF {
 			return docs, nil
-		}
-		if err != nil {
-			return append(docs, Document{ID: path, Err: err, Source: path}), nil
 		}
 	}
 }

@@ -30,9 +30,10 @@
 // before its end, comes back with finish_reason "length" (not "stop",
 // which a client reads as complete), its partial text, and "reins":
 // {"unfinished": why}. (A grammar with token terminals cannot be judged
-// on its text: a stop string that cuts it gives "stop".) Unsupported fields with an effect (tools, logit_bias, penalties,
-// suffix, best_of) are a 400 naming the field; unknown fields are
-// ignored, or refused with Config.Strict.
+// on its text: a stop string that cuts it gives "stop".) Unsupported
+// fields with an effect (tools, logit_bias, penalties, suffix, best_of)
+// are a 400 naming the field; unknown fields are ignored, or refused
+// with Config.Strict.
 //
 // # Chat
 //

@@ -307,16 +307,25 @@ func (w *metaWalk) dependencies(v any, names func(any) error) error {
 
 // regexSize refuses, as a limit, a regular expression whose counted
 // repetitions spell out more characters than a grammar may take
-// instructions (regex.SpelledOut): the validator's regex format compiles
+// instructions (patternChars): the validator's regex format compiles
 // it with Go's regexp, which took 370 MB for 11 KB of \pL{1000}
 // before reins could refuse it. One that Go's parser does not read is
 // left to the format.
 func (w *metaWalk) regexSize(pattern string) error {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil || regex.SpelledOut(re, grammar.MaxInst) <= grammar.MaxInst {
+	if n, ok := patternChars(pattern); !ok || n <= grammar.MaxInst {
 		return nil
 	}
 	return w.errorHere(limitGrammar, fmt.Sprintf("a pattern of %d bytes, whose grammar would take more than %d instructions (grammar.MaxInst)", len(pattern), grammar.MaxInst))
+}
+
+// patternChars returns regex.SpelledOut of pattern, counted up to just
+// past grammar.MaxInst; false when Go's parser does not read it.
+func patternChars(pattern string) (int, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0, false
+	}
+	return regex.SpelledOut(re, grammar.MaxInst), true
 }
 
 // patternSizes walks v, a schema the validator's metaschema is to check
@@ -332,42 +341,35 @@ func (w *metaWalk) patternSizes(v any) error {
 // enum or const too (a property may be named "enum"), so f may meet a
 // "pattern" of data.
 func walkPatterns(v any, path *[]string, f func(pattern string) error) error {
-	in := func(seg string, x any) error {
+	at := func(seg string, do func() error) error {
 		*path = append(*path, seg)
-		err := walkPatterns(x, path, f)
-		*path = (*path)[:len(*path)-1]
-		return err
+		defer func() { *path = (*path)[:len(*path)-1] }()
+		return do()
 	}
 	switch v := v.(type) {
 	case []any:
 		for i, x := range v {
-			if err := in(strconv.Itoa(i), x); err != nil {
+			if err := at(strconv.Itoa(i), func() error { return walkPatterns(x, path, f) }); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			x := v[k]
-			if s, ok := x.(string); ok && k == "pattern" {
-				*path = append(*path, k)
-				err := f(s)
-				*path = (*path)[:len(*path)-1]
-				if err != nil {
-					return err
+			err := at(k, func() error {
+				if s, ok := x.(string); ok && k == "pattern" {
+					return f(s)
 				}
-				continue
-			}
-			if m, ok := x.(map[string]any); ok && k == "patternProperties" {
-				*path = append(*path, k)
-				for _, p := range slices.Sorted(maps.Keys(m)) {
-					if err := f(p); err != nil {
-						*path = (*path)[:len(*path)-1]
-						return err
+				if m, ok := x.(map[string]any); ok && k == "patternProperties" {
+					for _, p := range slices.Sorted(maps.Keys(m)) {
+						if err := f(p); err != nil {
+							return err
+						}
 					}
 				}
-				*path = (*path)[:len(*path)-1]
-			}
-			if err := in(k, x); err != nil {
+				return walkPatterns(x, path, f)
+			})
+			if err != nil {
 				return err
 			}
 		}
