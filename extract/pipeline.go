@@ -497,12 +497,16 @@ var errLongLine = errors.New("line too long")
 // readLine returns the next line of r with its newline, or errLongLine
 // once it passes limit bytes: having read past the line with skipLong,
 // else without reading further. A last line without a newline comes
-// back with io.EOF.
+// back with io.EOF; an error of r comes back as it is, even on the part
+// that passes limit.
 func readLine(r *bufio.Reader, limit int, skipLong bool) ([]byte, error) {
 	var line []byte
 	for {
 		part, err := r.ReadSlice('\n')
 		if len(line)+len(part) > limit {
+			if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
+				return nil, err // the reader failed: that, not the length, is what went wrong
+			}
 			if skipLong && err == bufio.ErrBufferFull {
 				if err := skipLine(r); err != nil && err != io.EOF {
 					return nil, err

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,6 +80,16 @@ func TestResumeBoundsALine(t *testing.T) {
 	line, err = readLine(bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 99)+"\n"), 16), 100, false)
 	assert.NoError(t, err)
 	assert.Len(t, line, 100)
+
+	// A read error that arrives with the bytes that pass the bound is
+	// the error, not a long line.
+	failed := errors.New("the disk went away")
+	for _, skip := range []bool{false, true} {
+		r := io.MultiReader(strings.NewReader(strings.Repeat("x", 30)), iotest.ErrReader(failed))
+		line, err = readLine(bufio.NewReaderSize(r, 64), 20, skip)
+		assert.ErrorIs(t, err, failed, "skipLong %v", skip)
+		assert.Nil(t, line)
+	}
 }
 
 // TestResumeRefusesADevice: an output that is not a regular file (a
