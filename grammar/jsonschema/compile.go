@@ -446,6 +446,9 @@ type compiler struct {
 	literalBytes int
 	// anyNumber is numberNode's node, made once.
 	anyNumber *grammar.Node
+	// anyIntegers is integer's node of every integer, made once, by
+	// whether it takes a zero fraction.
+	anyIntegers map[bool]*grammar.Node
 	// sharedRefs are the references shared returns, one per rule.
 	sharedRefs map[string]*grammar.Node
 	// layouts caches layout by depth (flexible and compact layouts do not

@@ -590,6 +590,12 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 			}
 		}
 	}
+	zeroFraction := c.p.version >= 6 && !c.opts.Bounded
+	if lo == nil && hi == nil && !slices.ContainsFunc(excludedNumbers(n.NotEnum), (*big.Rat).IsInt) {
+		// Every integer: one node per compile, as numberNode, for the
+		// many integer properties of a large schema.
+		return memo(&c.anyIntegers, zeroFraction, func() *grammar.Node { return integerNode(nil, nil, zeroFraction) }), nil
+	}
 	// Excluded integers split the range.
 	var alts []*grammar.Node
 	from := lo
@@ -609,24 +615,32 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 	if from == nil || hi == nil || from.Cmp(hi) <= 0 {
 		alts = append(alts, intRange(from, hi))
 	}
-	var g *grammar.Node
-	switch len(alts) {
-	case 0:
+	if len(alts) == 0 {
 		return nil, c.emptyf(n.Ptr, "not", "every integer between the bounds is excluded")
-	case 1:
-		g = alts[0]
-	default:
-		g = grammar.Alt(alts...)
 	}
-	if c.p.version >= 6 && !c.opts.Bounded {
-		// From draft 6 on, a number whose fraction is zero is an integer:
-		// 1.0 as well as 1.
-		g = grammar.Seq(g, grammar.Repeat(grammar.Seq(lit("."), grammar.Repeat(lit("0"), 1, -1)), 0, 1))
-	}
+	g := integerNode(alts[0], alts[1:], zeroFraction)
 	if lo == nil && hi == nil {
 		return g, nil
 	}
 	return g, c.countRange(n, g)
+}
+
+// integerNode is the integers of the ranges first and more (every
+// integer when first is nil), with a zero fraction (1.0 as well as 1)
+// when zeroFraction is set: from draft 6 on, such a number is an
+// integer.
+func integerNode(first *grammar.Node, more []*grammar.Node, zeroFraction bool) *grammar.Node {
+	g := first
+	switch {
+	case g == nil:
+		g = intRange(nil, nil)
+	case len(more) > 0:
+		g = grammar.Alt(append([]*grammar.Node{first}, more...)...)
+	}
+	if zeroFraction {
+		g = grammar.Seq(g, grammar.Repeat(grammar.Seq(lit("."), grammar.Repeat(lit("0"), 1, -1)), 0, 1))
+	}
+	return g
 }
 
 // countRange adds the size of g, the grammar of n's numeric range, to
