@@ -415,13 +415,56 @@ const MaxRecordBytes = 64 << 20
 // earlier one stopped: it returns the file, positioned at its end, and
 // the IDs of the documents it records. A last line that was cut before
 // its end (the earlier run was killed while writing it) is removed. A
-// file that does not exist is created.
+// file that does not exist is created. A document recorded with an
+// error counts as done; ResumeRetryingErrors runs it again.
 //
 // Anything else in the file is an error naming the file and the line, and
 // the file is left as it was: a line that is not a record, a line longer
 // than MaxRecordBytes, more than MaxDocuments records, a path that is not
 // a regular file.
 func Resume(path string) (*os.File, map[string]bool, error) {
+	f, done, err := resume(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for id := range done {
+		done[id] = true
+	}
+	return f, done, nil
+}
+
+// ResumeRetryingErrors is Resume for a run that also retries the
+// documents that failed: the IDs it returns leave out those whose every
+// record is an error, and those records are taken out of the file first,
+// so that the file keeps one record per document. Their new records come
+// at the end, after the others. The file is written anew beside itself
+// (in the same folder, with its permissions) and renamed over it, so
+// that it is whole at every moment; a link to it by another name keeps
+// the old contents.
+func ResumeRetryingErrors(path string) (*os.File, map[string]bool, error) {
+	f, done, err := resume(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(done)
+	for id, ok := range done {
+		if !ok {
+			delete(done, id)
+		}
+	}
+	if len(done) == n {
+		return f, done, nil // nothing failed: the file stays as it is
+	}
+	if f, err = dropFailed(f, path, done); err != nil {
+		return nil, nil, err
+	}
+	return f, done, nil
+}
+
+// resume opens path, removes a cut last line, and returns the file at
+// its end and each ID it records: true when one of its records holds a
+// value, false when every one is an error.
+func resume(path string) (*os.File, map[string]bool, error) {
 	f, err := fileread.OpenWrite(path)
 	if err != nil {
 		return nil, nil, err
@@ -440,8 +483,74 @@ func Resume(path string) (*os.File, map[string]bool, error) {
 	return f, done, nil
 }
 
+// dropFailed writes f (the file path, of whole records) anew without
+// the error records of the documents not in done, renames it over path
+// and returns it open at its end. On an error, f is closed and path is
+// left as it was.
+func dropFailed(f *os.File, path string, done map[string]bool) (_ *os.File, err error) {
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	target, err := filepath.EvalSymlinks(path) // rename over the file, not a link to it
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".retry-*")
+	if err != nil {
+		return nil, fmt.Errorf("extract: %s: taking out the errors to retry needs a new file beside it: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	// The file was read whole before: each line is a record or blank.
+	br, bw := bufio.NewReaderSize(f, 64<<10), bufio.NewWriterSize(tmp, 64<<10)
+	for {
+		line, err := readLine(br, MaxRecordBytes, false)
+		if err == io.EOF && len(line) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if id, failed, _ := record(line); failed && !done[id] {
+			continue
+		}
+		if _, err := bw.Write(line); err != nil {
+			return nil, err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return nil, err
+	}
+	f.Close()
+	return tmp, nil // at its end, where the writes left it
+}
+
 // readRecordIDs reads a run's output from r (the file path) and returns
-// the IDs it records and the length of its whole lines.
+// the IDs it records, each true when one of its records holds a value
+// and false when every one is an error, and the length of its whole
+// lines.
 func readRecordIDs(r io.Reader, path string) (map[string]bool, int64, error) {
 	done := map[string]bool{}
 	var good int64
@@ -460,36 +569,43 @@ func readRecordIDs(r io.Reader, path string) (map[string]bool, int64, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		id, err := recordID(line)
+		id, failed, err := record(line)
 		if err != nil {
 			return nil, 0, fmt.Errorf("extract: %s:%d: not a record of an extract run (%v); the file is left as it is", path, n, err)
 		}
-		if !done[id] && len(done) >= MaxDocuments {
+		ok, seen := done[id]
+		if !seen && len(done) >= MaxDocuments {
 			return nil, 0, fmt.Errorf("extract: %s:%d: more than MaxDocuments (%d) records", path, n, MaxDocuments)
 		}
-		done[id] = true
+		done[id] = ok || !failed
 	}
 }
 
 // recordID returns the ID of the record on line: a JSON object with
 // Record's members only, an ID, and a value or an error.
 func recordID(line []byte) (string, error) {
+	id, _, err := record(line)
+	return id, err
+}
+
+// record is recordID, and whether the record is an error.
+func record(line []byte) (id string, failed bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	var rec Record
 	if err := dec.Decode(&rec); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
-		return "", fmt.Errorf("%.20q after the record", rest)
+		return "", false, fmt.Errorf("%.20q after the record", rest)
 	}
 	switch {
 	case rec.ID == "":
-		return "", errors.New(`no "id"`)
+		return "", false, errors.New(`no "id"`)
 	case rec.Value == nil && rec.Error == "":
-		return "", errors.New(`neither "value" nor "error"`)
+		return "", false, errors.New(`neither "value" nor "error"`)
 	}
-	return rec.ID, nil
+	return rec.ID, rec.Value == nil, nil
 }
 
 var errLongLine = errors.New("line too long")

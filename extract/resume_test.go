@@ -104,8 +104,9 @@ func TestResumeRefusesADevice(t *testing.T) {
 }
 
 // FuzzResume: whatever a file holds, reading it back neither panics nor
-// keeps more than its whole lines, and every ID it returns is on one of
-// them.
+// keeps more than its whole lines, every ID it returns is on one of
+// them, and an ID counts as failed exactly when each of its records is
+// an error.
 func FuzzResume(f *testing.F) {
 	f.Add([]byte(`{"id":"a","value":1}` + "\n" + `{"id":"b","err`))
 	f.Add([]byte("\n\n" + `{"id":"a","error":"x","confidence":{"":1}}` + "\n"))
@@ -118,18 +119,18 @@ func FuzzResume(f *testing.F) {
 		if good > int64(len(b)) || (good > 0 && b[good-1] != '\n') || bytes.IndexByte(b[good:], '\n') >= 0 {
 			t.Fatalf("kept %d of %d bytes", good, len(b))
 		}
-		want := map[string]bool{}
+		want := map[string]bool{} // true: some record holds a value
 		for _, line := range bytes.SplitAfter(b[:good], []byte("\n")) {
-			if id, err := recordID(line); err == nil {
-				want[id] = true
+			if id, failed, err := record(line); err == nil {
+				want[id] = want[id] || !failed
 			}
 		}
 		if len(want) != len(done) {
 			t.Fatalf("IDs %v, whole lines hold %v", done, want)
 		}
-		for id := range want {
-			if !done[id] {
-				t.Fatalf("ID %q of a whole line is missing", id)
+		for id, ok := range want {
+			if got, seen := done[id]; !seen || got != ok {
+				t.Fatalf("ID %q of a whole line: %v, %v; want a value %v", id, got, seen, ok)
 			}
 		}
 	})
@@ -151,4 +152,76 @@ func TestRecordLineIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, small, rec)
 	assert.Equal(t, `{"id":"s","value":1}`+"\n", string(line))
+}
+
+// TestResumeRetryingErrors: the documents whose every record is an
+// error are left out of the IDs, and those records out of the file,
+// which keeps everything else in its order, its permissions and the
+// link that names it; a file with nothing to retry is not written.
+func TestResumeRetryingErrors(t *testing.T) {
+	const (
+		a   = `{"id":"a","value":1}` + "\n"
+		b   = `{"id":"b","error":"timed out"}` + "\n"
+		c   = `{"id":"c","value":{"x":[]}}` + "\n"
+		d1  = `{"id":"d","error":"once"}` + "\n"
+		d2  = `{"id":"d","value":null}` + "\n"
+		e   = `{"id":"e","error":"unfinished"}` + "\n"
+		cut = `{"id":"f","val`
+	)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(a+"\n"+b+c+d1+d2+e+cut), 0o600))
+	link := filepath.Join(dir, "link.jsonl")
+	require.NoError(t, os.Symlink("out.jsonl", link))
+
+	f, done, err := Resume(link)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.Equal(t, map[string]bool{"a": true, "b": true, "c": true, "d": true, "e": true}, done, "Resume counts errors as done")
+
+	f, done, err = ResumeRetryingErrors(link)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"a": true, "c": true, "d": true}, done)
+	_, err = f.WriteString(`{"id":"b","value":2}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, a+"\n"+c+d1+d2+`{"id":"b","value":2}`+"\n", string(got), "b's and e's errors and the cut line go; a new record comes at the end")
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, st.Mode().Type(), "the link is still a link")
+	st, err = os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, names, 2, "no file is left beside it")
+
+	// Nothing to retry: the same file, not a copy.
+	f, done, err = ResumeRetryingErrors(path)
+	require.NoError(t, err)
+	assert.Len(t, done, 4)
+	after, err := f.Stat()
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.True(t, os.SameFile(st, after), "a file without errors to retry is not written anew")
+}
+
+// TestResumeRetryingErrorsRefusesWhatItDidNotWrite: a damaged file is an
+// error, left as it was, with nothing beside it.
+func TestResumeRetryingErrorsRefusesWhatItDidNotWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	text := `{"id":"b","error":"x"}` + "\n" + "Dear diary,\n"
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	_, _, err := ResumeRetryingErrors(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":2: not a record")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, text, string(got))
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, names, 1)
 }

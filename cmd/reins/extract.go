@@ -29,6 +29,7 @@ func cmdExtract(args []string, stdout, stderr io.Writer) error {
 	schema := fs.String("schema", "", "JSON Schema file the values must be valid against (required)")
 	instructions := fs.String("instructions", "", "file whose text opens every prompt (default: \""+extract.DefaultInstructions+"\")")
 	out := fs.String("out", "", "JSONL output file; documents it already records are skipped (resume). Default: standard output")
+	retry := fs.Bool("retry-errors", false, "with --out, extract again the documents it records only with an error: their error records are taken out of the file, and their new records come at its end")
 	concurrency := fs.Int("concurrency", 4, "documents extracted at once")
 	textField := fs.String("text-field", "text", "the member of a JSONL line that holds the text")
 	idField := fs.String("id-field", "id", "the member of a JSONL line that holds the document's ID")
@@ -58,6 +59,8 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 		return usagef("--max-tokens %d: want 1 to %d", *maxTokens, maxGenTokens)
 	case *temp < 0 || *temp > 100:
 		return usagef("--temperature %g: want 0 to 100", *temp)
+	case *retry && *out == "":
+		return usagef("--retry-errors needs --out FILE.jsonl, the output of the run whose errors to retry")
 	}
 	opts := &extract.Options{Temperature: *temp, Seed: *seed, MaxTokens: *maxTokens}
 	if *instructions != "" {
@@ -83,7 +86,11 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 	var w io.Writer = stdout
 	var skip map[string]bool
 	if *out != "" {
-		f, done, err := extract.Resume(*out)
+		resume := extract.Resume
+		if *retry {
+			resume = extract.ResumeRetryingErrors
+		}
+		f, done, err := resume(*out)
 		if err != nil {
 			return usagef("--out: %v", err)
 		}

@@ -123,7 +123,8 @@ func TestRunCommandErrors(t *testing.T) {
 
 // TestExtractCommand: reins extract writes a valid line per document,
 // and a second run on the same output skips them all and leaves the
-// file as it was.
+// file as it was; with --retry-errors, a document recorded with an
+// error runs again.
 func TestExtractCommand(t *testing.T) {
 	td := filepath.Join("..", "..", "testdata", "extract")
 	outFile := filepath.Join(t.TempDir(), "out.jsonl")
@@ -153,7 +154,34 @@ func TestExtractCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(first), string(again))
 
+	// A document recorded with an error is skipped on resume, and run
+	// again with --retry-errors: its error goes, its record comes last.
+	var maxLine string
+	var kept []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"id":"max",`) {
+			maxLine = l
+		} else {
+			kept = append(kept, l)
+		}
+	}
+	require.NotEmpty(t, maxLine)
+	failed := strings.Replace(string(first), maxLine, `{"id":"max","error":"timed out"}`, 1)
+	require.NoError(t, os.WriteFile(outFile, []byte(failed), 0o644))
+	errb.Reset()
+	require.Equal(t, 0, run(args, nil, &out, &errb), errb.String())
+	assert.Contains(t, errb.String(), "0 done, 0 failed, 5 skipped")
+	errb.Reset()
+	require.Equal(t, 0, run(append([]string{"extract", "--retry-errors"}, args[1:]...), nil, &out, &errb), errb.String())
+	assert.Contains(t, errb.String(), "1 done, 0 failed, 4 skipped")
+	retried, err := os.ReadFile(outFile)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Join(append(kept, maxLine), "\n")+"\n", string(retried))
+
 	errb.Reset()
 	assert.Equal(t, exitUsage, run([]string{"extract", filepath.Join(td, "docs")}, nil, &out, &errb))
 	assert.Contains(t, errb.String(), "--schema")
+	errb.Reset()
+	assert.Equal(t, exitUsage, run([]string{"extract", "--retry-errors", "--schema", filepath.Join(td, "person.schema.json"), filepath.Join(td, "docs")}, nil, &out, &errb))
+	assert.Contains(t, errb.String(), "--retry-errors needs --out")
 }
