@@ -237,41 +237,38 @@ func nest(depth int, wrap func(*Node) *Node) *Node {
 	return n
 }
 
-// TestBoundInliningByDepth checks that boundInlining keeps a rule called
-// by where its references are in the trees: 20 rules, each 600 deep
-// with the next rule's reference at the bottom, would nest 12,000 deep
-// inlined, past MaxDepth, so one stays a rule; with each reference at
-// the top instead, nothing stacks and all are inlined. (Depths taken
-// as 1 for every reference inline them all; a review found the other
-// tests pass so.)
-func TestBoundInliningByDepth(t *testing.T) {
-	chain := func(top bool) *Grammar {
+// TestInliningStaysWithinMaxDepth checks that inlining never nests a
+// tree past MaxDepth: 20 rules, each 600 deep with the next rule's
+// reference at the bottom, would nest 12,000 deep inlined; such a
+// grammar is past inlineBudget, so its rules stay called and it
+// compiles. Five such rules (3,000 deep, 9,000 instructions as inline
+// estimates them, each copy counted beside its rule) are within it and
+// are all inlined. The depth is of sequences of one item, so that the
+// size of the grammar is close to its depth. (boundInlining, which
+// calls a rule whose inlining would nest too deep, is the guard should
+// inlineBudget ever pass MaxDepth.)
+func TestInliningStaysWithinMaxDepth(t *testing.T) {
+	chain := func(rules int) *Grammar {
 		g := &Grammar{Start: "r0"}
-		for i := range 20 {
+		for i := range rules {
 			leaf := Lit("z")
-			if i < 19 {
+			if i < rules-1 {
 				leaf = Ref(fmt.Sprint("r", i+1))
 			}
 			n := leaf
-			if top {
-				n = Lit("a")
-			}
 			for range 599 {
-				n = Seq(n, Lit("b"))
-			}
-			if top {
-				n = Seq(leaf, n)
+				n = &Node{Op: OpSeq, Subs: []*Node{n}}
 			}
 			g.Rules = append(g.Rules, Rule{Name: fmt.Sprint("r", i), Body: n})
 		}
 		return g
 	}
-	p, err := Compile(chain(false))
+	p, err := Compile(chain(20))
 	require.NoError(t, err)
-	assert.Len(t, p.Rules, 2, "references at the bottom: one rule stays called")
-	p, err = Compile(chain(true))
+	assert.Len(t, p.Rules, 20, "12,000 deep, past inlineBudget: every rule called")
+	p, err = Compile(chain(5))
 	require.NoError(t, err)
-	assert.Len(t, p.Rules, 1, "references at the top: all inlined")
+	assert.Len(t, p.Rules, 1, "3,000 deep: all inlined")
 }
 
 func TestCompileDeepTrees(t *testing.T) {

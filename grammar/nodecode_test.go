@@ -97,7 +97,11 @@ func TestSharedNodesOnMaskBench(t *testing.T) {
 		}
 	}
 	assert.Greater(t, instances, 1000)
-	assert.Less(t, once, twice*9/10, "shared code should make the programs at least a tenth smaller")
+	// Since a grammar past inlineBudget is no longer inlined, the copies
+	// shared are those of small grammars and of nodes a front end uses
+	// at several places: 3.8% of the sample's instructions (it was 10%
+	// and more when large grammars were inlined).
+	assert.Less(t, once, twice*98/100, "shared code should make the programs at least 2% smaller")
 	t.Logf("%d instances; %d instructions shared, %d not", instances, once, twice)
 }
 
