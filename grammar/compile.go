@@ -134,7 +134,13 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 		sizes[i], c.productive[i] = size, productive
 	}
 	c.refs.at[len(g.Rules)] = len(c.refs.to)
-	calls := newCallGraph(len(g.Rules), &c.refs)
+	var graph *callGraph // built when needed: a large grammar settles without it
+	calls := func() *callGraph {
+		if graph == nil {
+			graph = newCallGraph(len(g.Rules), &c.refs)
+		}
+		return graph
+	}
 	c.productivity(calls)
 	c.allProductive = !c.emptyAlt && !slices.Contains(c.productive, false)
 	if !c.productive[start] {
@@ -462,14 +468,14 @@ func (c *compiler) describe(n *Node) string {
 // them all. Where that would exceed MaxDepth, the rule is called
 // instead of inlined (the language is the same). It works on the rules
 // callees first, without recursion. A chain holds a rule at most once,
-// so when the rules' heights sum to MaxDepth or less, there is nothing
-// to do.
+// so when the rules' heights sum to MaxDepth or less, or nothing is
+// inlined, there is nothing to do.
 func (c *compiler) boundInlining() {
 	n, sum := len(c.g.Rules), 0
 	for _, h := range c.heights {
 		sum += h
 	}
-	if sum <= MaxDepth {
+	if sum <= MaxDepth || !slices.Contains(c.inlined, true) {
 		return
 	}
 	refs := &c.refs
@@ -517,7 +523,7 @@ func (c *compiler) boundInlining() {
 // ends write callers before callees); a long chain of rules, which would
 // take a pass per rule, goes on with a worklist, in which a rule is
 // judged again only when a rule it calls becomes productive.
-func (c *compiler) productivity(calls *callGraph) {
+func (c *compiler) productivity(calls func() *callGraph) {
 	n := len(c.g.Rules)
 	for range 3 {
 		changed := false
@@ -530,7 +536,7 @@ func (c *compiler) productivity(calls *callGraph) {
 			return
 		}
 	}
-	callers := calls.in
+	callers := calls().in
 	var queue []int
 	for i := range n {
 		if c.productive[i] {

@@ -44,7 +44,7 @@ const inlineBudget = 10000
 // the unrolled size of rules[i].Body, see nodeSize), in rule order, pass
 // after pass, and grows the graph as it inlines. Counts and sizes
 // saturate at sizeCap.
-func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []bool) (inlined []bool, emitted int) {
+func inline(rules []Rule, sizes []int, calls func() *callGraph, start string, repeats []bool) (inlined []bool, emitted int) {
 	n := len(rules)
 	size := slices.Clone(sizes)
 	total := 0
@@ -53,6 +53,10 @@ func inline(rules []Rule, sizes []int, g *callGraph, start string, repeats []boo
 	}
 	budget := min(max(inlineBudget, total), MaxInst)
 	inlined = make([]bool, n)
+	if total >= budget && !slices.Contains(size, 0) {
+		return inlined, total // no room, and no rule that takes none
+	}
+	g := calls()
 	var order []int // callers of the rule being inlined, in rule order
 	for changed := true; changed; {
 		changed = false
