@@ -88,3 +88,34 @@ func (g *callGraph) inlineInto(c, x, k int) {
 	g.buf = merged
 	g.out[c] = append(from[:0], merged...) // merged is apart from from
 }
+
+// ruleCallers lists, for each rule, the rules whose bodies refer to it,
+// once per reference: the callers of rule t are from[at[t]:at[t+1]].
+type ruleCallers struct {
+	at   []int32
+	from []int32
+}
+
+// callers returns the callers of each of n rules, from the references
+// alone: productivity's worklist needs no more, and a call graph (which
+// counts and sorts each rule's references for inline) costs more.
+func (r *ruleRefs) callers(n int) ruleCallers {
+	x := ruleCallers{at: make([]int32, n+1), from: make([]int32, len(r.to))}
+	for _, t := range r.to {
+		x.at[t+1]++
+	}
+	for t := range n {
+		x.at[t+1] += x.at[t]
+	}
+	next := slices.Clone(x.at[:n])
+	for a := range n {
+		for _, t := range r.to[r.at[a]:r.at[a+1]] {
+			x.from[next[t]] = int32(a)
+			next[t]++
+		}
+	}
+	return x
+}
+
+// of returns the callers of rule t.
+func (x ruleCallers) of(t int) []int32 { return x.from[x.at[t]:x.at[t+1]] }

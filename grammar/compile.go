@@ -134,14 +134,7 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 		sizes[i], c.productive[i] = size, productive
 	}
 	c.refs.at[len(g.Rules)] = len(c.refs.to)
-	var graph *callGraph // built when needed: a large grammar settles without it
-	calls := func() *callGraph {
-		if graph == nil {
-			graph = newCallGraph(len(g.Rules), &c.refs)
-		}
-		return graph
-	}
-	c.productivity(calls)
+	c.productivity()
 	c.allProductive = !c.emptyAlt && !slices.Contains(c.productive, false)
 	if !c.productive[start] {
 		return nil, 0, c.errorf(g.Rules[start].Pos, nil, "start rule %s matches no string: each of its alternatives recurses without end", g.Start)
@@ -160,6 +153,7 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 	// Compile the grammar with its non-recursive rules inlined: the
 	// program's rules are the others, in order.
 	var emitted int
+	calls := func() *callGraph { return newCallGraph(len(g.Rules), &c.refs) } // when inline needs it
 	c.inlined, emitted = inline(g.Rules, sizes, calls, g.Start, c.repeats)
 	c.boundInlining()
 	c.progRule = make([]uint32, len(g.Rules))
@@ -523,7 +517,7 @@ func (c *compiler) boundInlining() {
 // ends write callers before callees); a long chain of rules, which would
 // take a pass per rule, goes on with a worklist, in which a rule is
 // judged again only when a rule it calls becomes productive.
-func (c *compiler) productivity(calls func() *callGraph) {
+func (c *compiler) productivity() {
 	n := len(c.g.Rules)
 	for range 3 {
 		changed := false
@@ -536,7 +530,7 @@ func (c *compiler) productivity(calls func() *callGraph) {
 			return
 		}
 	}
-	callers := calls().in
+	callers := c.refs.callers(n)
 	var queue []int
 	for i := range n {
 		if c.productive[i] {
@@ -552,7 +546,7 @@ func (c *compiler) productivity(calls func() *callGraph) {
 	for len(queue) > 0 {
 		x := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		for _, a := range callers[x] {
+		for _, a := range callers.of(x) {
 			if !c.productive[a] {
 				judge(int(a))
 			}
