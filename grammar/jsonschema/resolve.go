@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,13 +34,14 @@ type refs struct {
 	ids     map[string]string // absolute URI of a schema resource → its location
 	anchors map[string]string // absolute URI "#" plain name → location
 	order   map[string][]string
-	ptrs    []string // the locations of order, root document first
-	bytes   int      // the size of the documents read, against MaxSchemaBytes
+	ptrs    []string         // the locations of order, root document first
+	bytes   int              // the size of the documents read, against MaxSchemaBytes
+	places  map[string][]int // subschemaPlaces, for walk
 }
 
 // newRefs reads the root document, of size bytes, found at base.
 func newRefs(doc any, order *keyOrder, size int, base string, load Loader) (*refs, error) {
-	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: order.keys, ptrs: order.ptrs, bytes: size}
+	r := &refs{load: load, docs: map[string]any{}, ids: map[string]string{}, anchors: map[string]string{}, order: order.keys, ptrs: order.ptrs, bytes: size, places: subschemaPlaces()}
 	if err := r.add("", base, doc, nil); err != nil {
 		return nil, err
 	}
@@ -144,32 +146,60 @@ func (r *refs) walk(s any, prefix string, path []string, base *url.URL, d draft)
 		}
 		m["$ref"] = u.String()
 	}
-	for _, k := range schemaKeywords {
-		if sub, ok := m[k].(map[string]any); ok {
-			if err := r.walk(sub, prefix, append(path, k), base, d); err != nil {
-				return err
-			}
-		}
+	// The subschema keywords m has, in the order of the lists above:
+	// looking each keyword up took longer than going through m's few
+	// keys.
+	var found [8]int
+	subs := found[:0]
+	for k := range m {
+		subs = append(subs, r.places[k]...)
 	}
-	for _, k := range schemaListKeywords {
-		if list, ok := m[k].([]any); ok {
-			for i, sub := range list {
-				if err := r.walk(sub, prefix, append(path, k, strconv.Itoa(i)), base, d); err != nil {
+	slices.Sort(subs)
+	for _, i := range subs {
+		switch {
+		case i < len(schemaKeywords):
+			k := schemaKeywords[i]
+			if sub, ok := m[k].(map[string]any); ok {
+				if err := r.walk(sub, prefix, append(path, k), base, d); err != nil {
 					return err
 				}
 			}
-		}
-	}
-	for _, k := range schemaMapKeywords {
-		if subs, ok := m[k].(map[string]any); ok {
-			for name, sub := range subs {
-				if err := r.walk(sub, prefix, append(path, k, name), base, d); err != nil {
-					return err
+		case i < len(schemaKeywords)+len(schemaListKeywords):
+			k := schemaListKeywords[i-len(schemaKeywords)]
+			if list, ok := m[k].([]any); ok {
+				for i, sub := range list {
+					if err := r.walk(sub, prefix, append(path, k, strconv.Itoa(i)), base, d); err != nil {
+						return err
+					}
+				}
+			}
+		default:
+			k := schemaMapKeywords[i-len(schemaKeywords)-len(schemaListKeywords)]
+			if subs, ok := m[k].(map[string]any); ok {
+				for name, sub := range subs {
+					if err := r.walk(sub, prefix, append(path, k, name), base, d); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// subschemaPlaces maps each keyword of schemaKeywords,
+// schemaListKeywords and schemaMapKeywords to its places in the three
+// lists counted as one ("items", in two lists, has two).
+func subschemaPlaces() map[string][]int {
+	places := map[string][]int{}
+	at := 0
+	for _, list := range [][]string{schemaKeywords, schemaListKeywords, schemaMapKeywords} {
+		for _, k := range list {
+			places[k] = append(places[k], at)
+			at++
+		}
+	}
+	return places
 }
 
 // pointerOf is the JSON pointer of path, "#/a/b".

@@ -22,6 +22,23 @@ func TestRefsInsideTheDocument(t *testing.T) {
 			invalid: []string{`{"a": ["x"]}`, `{"b": ["x"]}`},
 		},
 		{
+			// walk finds the subschemas by m's own keys: a $ref below each
+			// kind of keyword (a schema, a list, a map, and items both as
+			// a schema and, in draft 7, as a list) resolves against the
+			// $id above it.
+			name: "$id bases below every kind of subschema keyword",
+			schema: `{"$schema": "http://json-schema.org/draft-07/schema#", "$id": "http://x.org/root.json",
+				"definitions": {"i": {"$id": "d/i.json", "type": "integer"}, "s": {"$id": "d/s.json", "type": "string"}},
+				"type": "array",
+				"items": [
+					{"$id": "d/t0.json", "items": {"$ref": "i.json"}},
+					{"$id": "d/t1.json", "anyOf": [{"$ref": "s.json"}]},
+					{"$id": "d/t2.json", "properties": {"p": {"not": {"$ref": "s.json"}}}}
+				]}`,
+			valid:   []string{`[[1], "a", {"p": 1}]`, `[]`},
+			invalid: []string{`[["x"]]`, `[[], 1]`, `[[], "a", {"p": "b"}]`},
+		},
+		{
 			name:    "$anchor",
 			schema:  `{"$defs": {"x": {"$anchor": "pos", "type": "integer", "minimum": 1}}, "items": {"$ref": "#pos"}}`,
 			valid:   []string{`[1, 5]`, `[]`},
