@@ -90,7 +90,8 @@ func (g *callGraph) inlineInto(c, x, k int) {
 }
 
 // ruleCallers lists, for each rule, the rules whose bodies refer to it,
-// once per reference: the callers of rule t are from[at[t]:at[t+1]].
+// once per reference, in order (a caller's references in a row): the
+// callers of rule t are from[at[t]:at[t+1]].
 type ruleCallers struct {
 	at   []int32
 	from []int32

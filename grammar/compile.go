@@ -278,6 +278,8 @@ type compiler struct {
 	// heights[i] is the height of rule i's tree.
 	visits  int
 	heights []int
+	// judged counts the rules productivity's worklist judged (for tests).
+	judged int
 	// emptyAlt is set when an alternation has no branches (it matches
 	// nothing).
 	emptyAlt bool
@@ -538,6 +540,7 @@ func (c *compiler) productivity() {
 		}
 	}
 	judge := func(i int) {
+		c.judged++
 		if c.nodeProductive(c.g.Rules[i].Body) {
 			c.productive[i] = true
 			queue = append(queue, i)
@@ -546,10 +549,12 @@ func (c *compiler) productivity() {
 	for len(queue) > 0 {
 		x := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
+		prev := int32(-1)
 		for _, a := range callers.of(x) {
-			if !c.productive[a] {
+			if a != prev && !c.productive[a] { // a caller of k references is listed k times, in a row
 				judge(int(a))
 			}
+			prev = a
 		}
 	}
 }
