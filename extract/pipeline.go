@@ -433,29 +433,35 @@ func Resume(path string) (*os.File, map[string]bool, error) {
 	return f, done, nil
 }
 
-// ResumeRetryingErrors is Resume for a run that also retries the
-// documents that failed: the IDs it returns leave out those whose every
-// record is an error, and those records are taken out of the file first,
-// so that the file keeps one record per document. Their new records come
-// at the end, after the others. The file is written anew beside itself
-// (in the same folder, with its permissions) and renamed over it, so
-// that it is whole at every moment; a link to it by another name keeps
-// the old contents.
-func ResumeRetryingErrors(path string) (*os.File, map[string]bool, error) {
+// ResumeRetryingErrors is Resume for a run of docs that also retries
+// those of them that failed: the IDs it returns leave out the documents
+// of docs whose every record is an error, and those records are taken
+// out of the file first; their new records come at the end. Errors of
+// documents not in docs stay, and count as done. The file is written
+// anew beside itself (in the same folder, with its permissions) and
+// renamed over it, so that it is whole at every moment; a link to it by
+// another name keeps the old contents.
+func ResumeRetryingErrors(path string, docs []Document) (*os.File, map[string]bool, error) {
 	f, done, err := resume(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	n := len(done)
-	for id, ok := range done {
-		if !ok {
-			delete(done, id)
+	retry := map[string]bool{}
+	for _, d := range docs {
+		if ok, seen := done[d.ID]; seen && !ok {
+			retry[d.ID] = true
 		}
 	}
-	if len(done) == n {
-		return f, done, nil // nothing failed: the file stays as it is
+	for id := range done {
+		done[id] = !retry[id]
 	}
-	if f, err = dropFailed(f, path, done); err != nil {
+	for id := range retry {
+		delete(done, id)
+	}
+	if len(retry) == 0 {
+		return f, done, nil // nothing to retry: the file stays as it is
+	}
+	if f, err = dropFailed(f, path, retry); err != nil {
 		return nil, nil, err
 	}
 	return f, done, nil
@@ -484,15 +490,11 @@ func resume(path string) (*os.File, map[string]bool, error) {
 }
 
 // dropFailed writes f (the file path, of whole records) anew without
-// the error records of the documents not in done, renames it over path
-// and returns it open at its end. On an error, f is closed and path is
-// left as it was.
-func dropFailed(f *os.File, path string, done map[string]bool) (_ *os.File, err error) {
-	defer func() {
-		if err != nil {
-			f.Close()
-		}
-	}()
+// the error records of the documents in retry, renames it over path and
+// returns path opened again, at its end; f is closed. On an error before
+// the rename, path is left as it was.
+func dropFailed(f *os.File, path string, retry map[string]bool) (_ *os.File, err error) {
+	defer f.Close()
 	target, err := filepath.EvalSymlinks(path) // rename over the file, not a link to it
 	if err != nil {
 		return nil, err
@@ -509,8 +511,8 @@ func dropFailed(f *os.File, path string, done map[string]bool) (_ *os.File, err 
 		return nil, fmt.Errorf("extract: %s: taking out the errors to retry needs a new file beside it: %w", path, err)
 	}
 	defer func() {
+		tmp.Close()
 		if err != nil {
-			tmp.Close()
 			os.Remove(tmp.Name())
 		}
 	}()
@@ -524,7 +526,7 @@ func dropFailed(f *os.File, path string, done map[string]bool) (_ *os.File, err 
 		if err != nil {
 			return nil, err
 		}
-		if id, failed, _ := record(line); failed && !done[id] {
+		if id, failed, _ := record(line); failed && retry[id] {
 			continue
 		}
 		if _, err := bw.Write(line); err != nil {
@@ -541,10 +543,19 @@ func dropFailed(f *os.File, path string, done map[string]bool) (_ *os.File, err 
 		return nil, err
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("extract: %s: taking out the errors to retry: %w", path, err)
 	}
-	f.Close()
-	return tmp, nil // at its end, where the writes left it
+	out, err := fileread.OpenWrite(path)
+	if err == nil {
+		_, err = out.Seek(0, io.SeekEnd)
+		if err != nil {
+			out.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("extract: %s: reopening it after taking out the errors to retry: %w", path, err)
+	}
+	return out, nil
 }
 
 // readRecordIDs reads a run's output from r (the file path) and returns

@@ -154,10 +154,11 @@ func TestRecordLineIsBounded(t *testing.T) {
 	assert.Equal(t, `{"id":"s","value":1}`+"\n", string(line))
 }
 
-// TestResumeRetryingErrors: the documents whose every record is an
+// TestResumeRetryingErrors: the run's documents whose every record is an
 // error are left out of the IDs, and those records out of the file,
 // which keeps everything else in its order, its permissions and the
-// link that names it; a file with nothing to retry is not written.
+// link that names it; errors of documents not in the run stay; a file
+// with nothing to retry is not written.
 func TestResumeRetryingErrors(t *testing.T) {
 	const (
 		a   = `{"id":"a","value":1}` + "\n"
@@ -166,28 +167,37 @@ func TestResumeRetryingErrors(t *testing.T) {
 		d1  = `{"id":"d","error":"once"}` + "\n"
 		d2  = `{"id":"d","value":null}` + "\n"
 		e   = `{"id":"e","error":"unfinished"}` + "\n"
+		g   = `{"id":"g","error":"not in this run"}` + "\n"
 		cut = `{"id":"f","val`
 	)
+	docs := func(ids ...string) []Document {
+		var ds []Document
+		for _, id := range ids {
+			ds = append(ds, Document{ID: id})
+		}
+		return ds
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "out.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(a+"\n"+b+c+d1+d2+e+cut), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(a+"\n"+b+c+d1+d2+e+g+cut), 0o600))
 	link := filepath.Join(dir, "link.jsonl")
 	require.NoError(t, os.Symlink("out.jsonl", link))
 
 	f, done, err := Resume(link)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	assert.Equal(t, map[string]bool{"a": true, "b": true, "c": true, "d": true, "e": true}, done, "Resume counts errors as done")
+	assert.Equal(t, map[string]bool{"a": true, "b": true, "c": true, "d": true, "e": true, "g": true}, done, "Resume counts errors as done")
 
-	f, done, err = ResumeRetryingErrors(link)
+	f, done, err = ResumeRetryingErrors(link, docs("a", "b", "c", "d", "e", "f"))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"a": true, "c": true, "d": true}, done)
+	assert.Equal(t, map[string]bool{"a": true, "c": true, "d": true, "g": true}, done)
+	assert.Equal(t, link, f.Name(), "the file is named as the caller named it")
 	_, err = f.WriteString(`{"id":"b","value":2}` + "\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, a+"\n"+c+d1+d2+`{"id":"b","value":2}`+"\n", string(got), "b's and e's errors and the cut line go; a new record comes at the end")
+	assert.Equal(t, a+"\n"+c+d1+d2+g+`{"id":"b","value":2}`+"\n", string(got), "b's and e's errors and the cut line go, g's stays; a new record comes at the end")
 	st, err := os.Lstat(link)
 	require.NoError(t, err)
 	assert.Equal(t, os.ModeSymlink, st.Mode().Type(), "the link is still a link")
@@ -198,10 +208,11 @@ func TestResumeRetryingErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, names, 2, "no file is left beside it")
 
-	// Nothing to retry: the same file, not a copy.
-	f, done, err = ResumeRetryingErrors(path)
+	// Nothing of this run to retry (g is not in it): the same file, not
+	// a copy.
+	f, done, err = ResumeRetryingErrors(path, docs("a", "b"))
 	require.NoError(t, err)
-	assert.Len(t, done, 4)
+	assert.Len(t, done, 5)
 	after, err := f.Stat()
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
@@ -215,7 +226,7 @@ func TestResumeRetryingErrorsRefusesWhatItDidNotWrite(t *testing.T) {
 	path := filepath.Join(dir, "out.jsonl")
 	text := `{"id":"b","error":"x"}` + "\n" + "Dear diary,\n"
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-	_, _, err := ResumeRetryingErrors(path)
+	_, _, err := ResumeRetryingErrors(path, []Document{{ID: "b"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path+":2: not a record")
 	got, err := os.ReadFile(path)

@@ -29,7 +29,7 @@ func cmdExtract(args []string, stdout, stderr io.Writer) error {
 	schema := fs.String("schema", "", "JSON Schema file the values must be valid against (required)")
 	instructions := fs.String("instructions", "", "file whose text opens every prompt (default: \""+extract.DefaultInstructions+"\")")
 	out := fs.String("out", "", "JSONL output file; documents it already records are skipped (resume). Default: standard output")
-	retry := fs.Bool("retry-errors", false, "with --out, extract again the documents it records only with an error: their error records are taken out of the file, and their new records come at its end")
+	retry := fs.Bool("retry-errors", false, "with --out, extract again the documents of this run that it records only with an error: their error records are taken out of the file, and their new records come at its end")
 	concurrency := fs.Int("concurrency", 4, "documents extracted at once")
 	textField := fs.String("text-field", "text", "the member of a JSONL line that holds the text")
 	idField := fs.String("id-field", "id", "the member of a JSONL line that holds the document's ID")
@@ -88,7 +88,7 @@ or {"id", "error"}. Exit status 1 when a document failed (the others are still w
 	if *out != "" {
 		resume := extract.Resume
 		if *retry {
-			resume = extract.ResumeRetryingErrors
+			resume = func(path string) (*os.File, map[string]bool, error) { return extract.ResumeRetryingErrors(path, docs) }
 		}
 		f, done, err := resume(*out)
 		if err != nil {
