@@ -8,8 +8,8 @@ import "slices"
 // with calls between them. Inlining saves the masks a call where a
 // token crosses a rule's end, and costs the compile a copy at each
 // reference; in a small grammar the masks win, and in a large one the
-// copies do: compiling a large schema takes time after the memory its
-// program and tree fill more than after its instructions. (Letting a
+// copies do: the time to compile a large schema follows the memory its
+// program and tree fill more than the instructions it runs. (Letting a
 // grammar grow to twice its size instead, on MaskBench's dev set: TTFM
 // p99 about 10% higher, mask and commit about 7% faster on average.) The
 // estimate leaves out each rule's match instruction, so a grammar near
