@@ -1001,16 +1001,18 @@ func (c *compiler) keyRune(r rune) *grammar.Node {
 // keyDeviate is the rest of a key that leaves a trie node whose next
 // characters are rs: one character but those, then any tail. One node
 // for every key trie of the compile; a single character, the most
-// common, is found without making a string of it. The character is a
-// rule of its own: the grammar compiler inlines it into a small
-// grammar, and in a large one (where most trie nodes of the keys of
-// many objects leave by a character of their own) it is compiled once
-// and called, rather than a copy of its ranges and escapes at every
-// trie node of every object (MaskBench's kb_143: 62,208 instructions
-// with the copies, 49,466 without). Only the character: a rule that ran
-// to the key's closing quote would make the masks of every key character
-// depend on what follows the key (about 20% more mask time on the dev
-// set).
+// common, is found without making a string of it.
+//
+// In a schema of more than calledDeviatesFrom bytes, the character is a
+// rule of its own, which the grammar compiler calls from a large
+// grammar rather than copy its ranges and escapes into every trie node
+// of every object (MaskBench's kb_143: 62,208 instructions with the
+// copies, 49,466 without). In a smaller one it is inline: the grammar
+// compiler would inline the rule again, having paid for making it (5%
+// more instructions compiling MaskBench's median schemas). Only the
+// character: a rule that ran to the key's closing quote would make the
+// masks of every key character depend on what follows the key (about
+// 20% more mask time on the dev set).
 func (c *compiler) keyDeviate(rs []rune) *grammar.Node {
 	build := func() *grammar.Node {
 		anyTail := c.shared("_canontail", func() *grammar.Node {
@@ -1020,13 +1022,24 @@ func (c *compiler) keyDeviate(rs []rune) *grammar.Node {
 			}
 			return c.nodes.seq(c.nodes.repeat(c.canonicalChar(nil), 0, most), c.nodes.bytes(`"`))
 		})
-		return c.nodes.seq(c.ruleAt(c.canonicalChar(rs), c.ptr), anyTail)
+		first := c.canonicalChar(rs)
+		if c.refs.bytes > calledDeviatesFrom {
+			first = c.ruleAt(first, c.ptr)
+		}
+		return c.nodes.seq(first, anyTail)
 	}
 	if len(rs) == 1 {
 		return memo(&c.keyDeviates1, rs[0], build)
 	}
 	return memo(&c.keyDeviates, string(rs), build)
 }
+
+// calledDeviatesFrom is the size of schema (its documents' bytes) past
+// which keyDeviate's character is a rule. In MaskBench's dev set, the
+// Kubernetes and WashingtonPost schemas, of many objects that take other
+// keys, are 45 to 157 KB; the median schema is 0.7 KB, and 183 of 3,520
+// are over 16 KB.
+const calledDeviatesFrom = 16 << 10
 
 // canonicalChar is one string character in canonical encoding, other
 // than the characters in except.

@@ -178,3 +178,28 @@ func TestObjectMembersCalled(t *testing.T) {
 		assert.False(t, acceptsText(p, text), text)
 	}
 }
+
+// TestKeyDeviateRules: in a schema past calledDeviatesFrom bytes, the
+// character that leaves a key trie is a rule of its own (one per set of
+// characters that go on), and inline in a smaller one; the language is
+// the same.
+func TestKeyDeviateRules(t *testing.T) {
+	const object = `"type": "object", "properties": {"name": {"type": "string"}, "namespace": {"type": "integer"}, "labels": {"type": "boolean"}}`
+	small := `{` + object + `}`
+	large := `{"description": "` + strings.Repeat("x", calledDeviatesFrom) + `", ` + object + `}`
+	gs, err := Compile([]byte(small), Options{})
+	require.NoError(t, err)
+	gl, err := Compile([]byte(large), Options{})
+	require.NoError(t, err)
+	// The trie of labels, name and namespace goes on by ten sets of
+	// characters, a rule each: {l, n}, a, b, c, e, l, m, p, s and none
+	// (where a name ends).
+	assert.Equal(t, len(gs.Rules)+10, len(gl.Rules), "small:\n%s\nlarge:\n%s", gs, gl)
+	ps, err := grammar.Compile(gs)
+	require.NoError(t, err)
+	pl, err := grammar.Compile(gl)
+	require.NoError(t, err)
+	for _, text := range []string{`{"name": "a"}`, `{"names": 1}`, `{"name": 1}`, `{"namespac": []}`, `{"namespace": "x"}`, `{"x\u00e9": null}`, `{"n\"": 1}`, `{"labels": true, "label": 2}`} {
+		assert.Equal(t, acceptsText(ps, text), acceptsText(pl, text), text)
+	}
+}
