@@ -401,3 +401,77 @@ func TestUnproductiveBranchesPruned(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundInliningByDepth checks boundInlining on its own, as compile
+// would call it had inline chosen to inline every rule of a chain: 20
+// rules, each 600 deep with the next rule's reference at the bottom,
+// would nest 12,000 deep, past MaxDepth, so one of them is called
+// instead; with each reference at the top, nothing stacks and all stay
+// inlined. (inline itself never gets there while inlineBudget is at
+// most MaxDepth: see TestInliningStaysWithinMaxDepth.)
+func TestBoundInliningByDepth(t *testing.T) {
+	chain := func(top bool) *compiler {
+		g := &Grammar{Start: "r0"}
+		for i := range 20 {
+			leaf := Lit("z")
+			if i < 19 {
+				leaf = Ref(fmt.Sprint("r", i+1))
+			}
+			n := leaf
+			if top {
+				n = Lit("a")
+			}
+			for range 599 {
+				n = Seq(n, Lit("b"))
+			}
+			if top {
+				n = Seq(leaf, n)
+			}
+			g.Rules = append(g.Rules, Rule{Name: fmt.Sprint("r", i), Body: n})
+		}
+		c := scanned(t, g)
+		c.inlined = make([]bool, len(g.Rules))
+		for i := 1; i < len(g.Rules); i++ {
+			c.inlined[i] = true // every rule but the start
+		}
+		return c
+	}
+	called := func(c *compiler) int {
+		n := 0
+		for _, in := range c.inlined[1:] {
+			if !in {
+				n++
+			}
+		}
+		return n
+	}
+	c := chain(false)
+	c.boundInlining()
+	assert.Equal(t, 1, called(c), "references at the bottom: one rule called instead")
+	c = chain(true)
+	c.boundInlining()
+	assert.Equal(t, 0, called(c), "references at the top: all stay inlined")
+}
+
+// scanned is a compiler of g that has scanned every rule, as Compile's
+// first walk does: the references, heights and sizes known, each rule
+// productive as scan judged it, nothing inlined yet.
+func scanned(t *testing.T, g *Grammar) *compiler {
+	t.Helper()
+	c := &compiler{g: g, index: newRuleIndex(len(g.Rules)), prog: &Prog{}}
+	for i, r := range g.Rules {
+		require.True(t, c.index.add(r.Name, i))
+	}
+	c.productive = make([]bool, len(g.Rules))
+	c.heights = make([]int, len(g.Rules))
+	c.repeats = make([]bool, len(g.Rules))
+	c.refs.at = make([]int, len(g.Rules)+1)
+	for i := range g.Rules {
+		c.refs.at[i] = len(c.refs.to)
+		_, productive, err := c.scan(i)
+		require.NoError(t, err)
+		c.productive[i] = productive
+	}
+	c.refs.at[len(g.Rules)] = len(c.refs.to)
+	return c
+}

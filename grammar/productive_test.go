@@ -140,21 +140,7 @@ func TestProductivityJudgesACallerOnce(t *testing.T) {
 		g.Rules = append(g.Rules, Rule{Name: fmt.Sprint("d", i), Body: Ref(fmt.Sprint("d", i-1))})
 	}
 	g.Rules = append(g.Rules, Rule{Name: "x", Body: Lit("a")}, Rule{Name: "d0", Body: Lit("z")})
-	c := &compiler{g: g, index: newRuleIndex(len(g.Rules)), prog: &Prog{}}
-	for i, r := range g.Rules {
-		require.True(t, c.index.add(r.Name, i))
-	}
-	c.productive = make([]bool, len(g.Rules))
-	c.heights = make([]int, len(g.Rules))
-	c.repeats = make([]bool, len(g.Rules))
-	c.refs.at = make([]int, len(g.Rules)+1)
-	for i := range g.Rules {
-		c.refs.at[i] = len(c.refs.to)
-		_, productive, err := c.scan(i)
-		require.NoError(t, err)
-		c.productive[i] = productive
-	}
-	c.refs.at[len(g.Rules)] = len(c.refs.to)
+	c := scanned(t, g)
 	c.productivity()
 	assert.True(t, c.productive[0], "S is productive")
 	assert.Positive(t, c.judged, "the worklist ran")
