@@ -438,9 +438,10 @@ func Resume(path string) (*os.File, map[string]bool, error) {
 // of docs whose every record is an error, and those records are taken
 // out of the file first; their new records come at the end. Errors of
 // documents not in docs stay, and count as done. The file is written
-// anew beside itself (in the same folder, with its permissions) and
-// renamed over it, so that it is whole at every moment; a link to it by
-// another name keeps the old contents.
+// anew beside itself (in the same folder, with its permissions; the
+// owner becomes the caller), synced and renamed over it, so that it is
+// whole at every moment; a link to it by another name keeps the old
+// contents.
 func ResumeRetryingErrors(path string, docs []Document) (*os.File, map[string]bool, error) {
 	f, done, err := resume(path)
 	if err != nil {
@@ -544,6 +545,10 @@ func dropFailed(f *os.File, path string, retry map[string]bool) (_ *os.File, err
 	}
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return nil, fmt.Errorf("extract: %s: taking out the errors to retry: %w", path, err)
+	}
+	if dir, err := os.Open(filepath.Dir(target)); err == nil {
+		dir.Sync() // the rename on disk too; where a folder cannot be synced, as good as it gets
+		dir.Close()
 	}
 	out, err := fileread.OpenWrite(path)
 	if err == nil {
