@@ -454,10 +454,11 @@ func ResumeRetryingErrors(path string, docs []Document) (*os.File, map[string]bo
 		}
 	}
 	for id := range done {
-		done[id] = !retry[id]
-	}
-	for id := range retry {
-		delete(done, id)
+		if retry[id] {
+			delete(done, id)
+		} else {
+			done[id] = true
+		}
 	}
 	if len(retry) == 0 {
 		return f, done, nil // nothing to retry: the file stays as it is

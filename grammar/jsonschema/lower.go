@@ -594,7 +594,7 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 	if lo == nil && hi == nil && !slices.ContainsFunc(excludedNumbers(n.NotEnum), (*big.Rat).IsInt) {
 		// Every integer: one node per compile, as numberNode, for the
 		// many integer properties of a large schema.
-		return memo(&c.anyIntegers, zeroFraction, func() *grammar.Node { return integerNode(nil, nil, zeroFraction) }), nil
+		return memo(&c.anyIntegers, zeroFraction, func() *grammar.Node { return integerNode(nil, zeroFraction) }), nil
 	}
 	// Excluded integers split the range.
 	var alts []*grammar.Node
@@ -618,24 +618,25 @@ func (c *compiler) integer(n *Node) (*grammar.Node, error) {
 	if len(alts) == 0 {
 		return nil, c.emptyf(n.Ptr, "not", "every integer between the bounds is excluded")
 	}
-	g := integerNode(alts[0], alts[1:], zeroFraction)
+	g := integerNode(alts, zeroFraction)
 	if lo == nil && hi == nil {
 		return g, nil
 	}
 	return g, c.countRange(n, g)
 }
 
-// integerNode is the integers of the ranges first and more (every
-// integer when first is nil), with a zero fraction (1.0 as well as 1)
-// when zeroFraction is set: from draft 6 on, such a number is an
-// integer.
-func integerNode(first *grammar.Node, more []*grammar.Node, zeroFraction bool) *grammar.Node {
-	g := first
-	switch {
-	case g == nil:
+// integerNode is the integers of ranges (every integer when there are
+// none), with a zero fraction (1.0 as well as 1) when zeroFraction is
+// set: from draft 6 on, such a number is an integer.
+func integerNode(ranges []*grammar.Node, zeroFraction bool) *grammar.Node {
+	var g *grammar.Node
+	switch len(ranges) {
+	case 0:
 		g = intRange(nil, nil)
-	case len(more) > 0:
-		g = grammar.Alt(append([]*grammar.Node{first}, more...)...)
+	case 1:
+		g = ranges[0]
+	default:
+		g = grammar.Alt(ranges...)
 	}
 	if zeroFraction {
 		g = grammar.Seq(g, grammar.Repeat(grammar.Seq(lit("."), grammar.Repeat(lit("0"), 1, -1)), 0, 1))
