@@ -203,3 +203,30 @@ func TestKeyDeviateRules(t *testing.T) {
 		assert.Equal(t, acceptsText(ps, text), acceptsText(pl, text), text)
 	}
 }
+
+// TestPatternPropertyValueOnce: what follows a patterned key, its value,
+// is compiled once, not at every state of the key's automaton that can
+// end it. ^[a-z]{1,200}$ has 200 such states; a copy of this value (300
+// characters unrolled) at each made over 200,000 instructions.
+func TestPatternPropertyValueOnce(t *testing.T) {
+	g, err := Compile([]byte(`{"type": "object", "patternProperties": {"^[a-z]{1,200}$": {"type": "string", "maxLength": 300}}, "additionalProperties": false}`), Options{})
+	require.NoError(t, err)
+	p, err := grammar.Compile(g)
+	require.NoError(t, err)
+	assert.Less(t, len(p.Inst), 20000)
+	key := func(n int) string { return `"` + strings.Repeat("k", n) + `"` }
+	value := func(n int) string { return `"` + strings.Repeat("v", n) + `"` }
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{`{` + key(1) + `: ` + value(0) + `}`, true},
+		{`{` + key(200) + `: ` + value(300) + `, ` + key(7) + `: "x"}`, true},
+		{`{` + key(201) + `: ` + value(1) + `}`, false},
+		{`{` + key(0) + `: ` + value(1) + `}`, false},
+		{`{` + key(5) + `: ` + value(301) + `}`, false},
+		{`{` + key(5) + `: 1}`, false},
+	} {
+		assert.Equal(t, c.want, acceptsText(p, c.text), c.text[:min(len(c.text), 40)])
+	}
+}
