@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -9,8 +10,8 @@ import (
 
 // Pos is a position in a grammar's source text.
 type Pos struct {
-	Line, Col int // 1-based; 0 when unknown (Col counts characters)
-	Offset    int // the byte offset from the start of the source; meaningful when Line > 0
+	Line, Col int32 // 1-based; 0 when unknown (Col counts characters)
+	Offset    int32 // the byte offset from the start of the source; meaningful when Line > 0
 }
 
 // String returns "line:col".
@@ -23,12 +24,12 @@ type Op uint8
 const (
 	OpEmpty  Op = iota // matches the empty string
 	OpLit              // the code points in Runes, in order
-	OpClass            // one code point in the ranges of Ranges
+	OpClass            // one code point in the ranges of Runes (pairs lo, hi)
 	OpSeq              // Subs in sequence
 	OpAlt              // one of Subs
 	OpRepeat           // Subs[0] repeated Min to Max times (Max -1: no bound)
 	OpRef              // the rule named Name
-	OpToken            // one whole token: one of Tokens, or with Negated any token but them
+	OpToken            // one whole token of the set Tokens
 	OpBytes            // the raw bytes in Bytes (not necessarily UTF-8)
 )
 
@@ -60,24 +61,25 @@ func (t TokenRef) String() string {
 // Node is a node of a grammar's tree.
 //
 // Its fields are in the order compiling reads them, the kind and the
-// children first and the position last: a large grammar's tree does not
-// fit in the cache, and its walks (measuring, checking, emitting) read
-// a node's first line and seldom the others.
+// children first and the position last, in 128 bytes: a large grammar's
+// tree does not fit in the cache, and its walks (measuring, checking,
+// emitting) read a node's first cache line and seldom the other. At 184
+// bytes, a node took three lines, and compiling the largest MaskBench
+// schemas was 10% slower.
 type Node struct {
-	Op      Op
-	Negated bool // OpToken
-
+	Op Op
 	// hoisted is, on a call compile makes to a hoisted repetition body,
 	// the program rule it calls, plus one.
 	hoisted  int32
-	Subs     []*Node    // OpSeq, OpAlt, OpRepeat
-	Min, Max int        // OpRepeat
-	Name     string     // OpRef
-	Bytes    []byte     // OpBytes
-	Ranges   []rune     // OpClass: pairs lo, hi (inclusive), sorted, non-overlapping
-	Runes    []rune     // OpLit
-	Tokens   []TokenRef // OpToken
-	Pos      Pos
+	Min, Max int32   // OpRepeat
+	Subs     []*Node // OpSeq, OpAlt, OpRepeat
+	Name     string  // OpRef
+	// Runes are OpLit's code points, in order, and OpClass's ranges:
+	// pairs lo, hi (inclusive), sorted, non-overlapping.
+	Runes  []rune
+	Bytes  []byte    // OpBytes
+	Tokens *TokenSet // OpToken
+	Pos    Pos
 }
 
 // Rule is a named production.
@@ -154,11 +156,11 @@ func (n *Node) dump(b *strings.Builder) {
 		fmt.Fprintf(b, "bytes{%q}", n.Bytes)
 	case OpClass:
 		b.WriteString("class{")
-		for i := 0; i+1 < len(n.Ranges); i += 2 {
-			writeRune(b, n.Ranges[i])
-			if n.Ranges[i+1] != n.Ranges[i] {
+		for i := 0; i+1 < len(n.Runes); i += 2 {
+			writeRune(b, n.Runes[i])
+			if n.Runes[i+1] != n.Runes[i] {
 				b.WriteString("-")
-				writeRune(b, n.Ranges[i+1])
+				writeRune(b, n.Runes[i+1])
 			}
 		}
 		b.WriteString("}")
@@ -183,11 +185,11 @@ func (n *Node) dump(b *strings.Builder) {
 	case OpRef:
 		b.WriteString("ref{" + n.Name + "}")
 	case OpToken:
-		if n.Negated {
+		if n.Tokens.Negated {
 			b.WriteString("!")
 		}
 		b.WriteString("token{")
-		for i, t := range n.Tokens {
+		for i, t := range n.Tokens.Tokens {
 			if i > 0 {
 				b.WriteString(" ")
 			}
@@ -228,7 +230,21 @@ func Alt(subs ...*Node) *Node { return &Node{Op: OpAlt, Subs: subs} }
 
 // Repeat returns a node matching sub min to max times (max -1: unbounded).
 func Repeat(sub *Node, min, max int) *Node {
-	return &Node{Op: OpRepeat, Subs: []*Node{sub}, Min: min, Max: max}
+	return &Node{Op: OpRepeat, Subs: []*Node{sub}, Min: RepeatBound(min), Max: RepeatBound(max)}
+}
+
+// RepeatBound returns n as a Node's Min or Max: n itself when it fits,
+// else math.MaxInt32 (which Compile refuses as too large, as it would
+// n) or, below -1, -2 (a bad bound, as n is). Front ends that build
+// nodes themselves convert a count with it.
+func RepeatBound(n int) int32 {
+	switch {
+	case n > math.MaxInt32:
+		return math.MaxInt32
+	case n < -1:
+		return -2
+	}
+	return int32(n)
 }
 
 // Ref returns a node matching the rule named name.
@@ -236,7 +252,7 @@ func Ref(name string) *Node { return &Node{Op: OpRef, Name: name} }
 
 // Class returns a node matching one code point in the given inclusive
 // ranges (pairs lo, hi), which it sorts and merges.
-func Class(ranges ...rune) *Node { return &Node{Op: OpClass, Ranges: NormalizeRanges(ranges)} }
+func Class(ranges ...rune) *Node { return &Node{Op: OpClass, Runes: NormalizeRanges(ranges)} }
 
 // NormalizeRanges sorts inclusive ranges (pairs lo, hi) and merges those
 // that overlap or touch.

@@ -392,10 +392,10 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (size int, pro
 func (c *compiler) check(i int, n *Node) error {
 	switch n.Op {
 	case OpClass:
-		if len(n.Ranges) == 0 {
+		if len(n.Runes) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty character class matches nothing")
 		}
-		if len(n.Ranges)%2 != 0 {
+		if len(n.Runes)%2 != 0 {
 			return c.nodeErrorf(i, n, nil, "character class with an odd number of range bounds")
 		}
 	case OpRepeat:
@@ -406,7 +406,7 @@ func (c *compiler) check(i int, n *Node) error {
 			return c.nodeErrorf(i, n, nil, "bad repetition {%d,%d}", n.Min, n.Max)
 		}
 	case OpToken:
-		if len(n.Tokens) == 0 {
+		if n.Tokens == nil || len(n.Tokens.Tokens) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty token set")
 		}
 	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt, OpRef: // checked in scanNode, if at all
@@ -444,7 +444,7 @@ func (c *compiler) describe(n *Node) string {
 	case OpBytes:
 		return fmt.Sprintf("a literal of %d bytes", len(n.Bytes))
 	case OpClass:
-		return fmt.Sprintf("a character class of %d ranges", len(n.Ranges)/2)
+		return fmt.Sprintf("a character class of %d ranges", len(n.Runes)/2)
 	case OpSeq:
 		return fmt.Sprintf("a sequence of %d items", len(n.Subs))
 	case OpAlt:
@@ -583,7 +583,7 @@ func (c *compiler) nodeProductive(n *Node) bool {
 	case OpRef:
 		return n.hoisted > 0 || c.productive[c.index.of(n.Name)] // hoisted rules are productive
 	case OpClass:
-		return len(n.Ranges) > 0
+		return len(n.Runes) > 0
 	}
 	return true
 }
@@ -708,12 +708,12 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		// parser state where there would be a copy per lead byte.
 		alts := c.classAlts[:0] // a class compiles nothing else meanwhile
 		c.classInst = c.classInst[:0]
-		for i := 0; i+1 < len(n.Ranges); i += 2 {
-			if lo, hi := n.Ranges[i], n.Ranges[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
+		for i := 0; i+1 < len(n.Runes); i += 2 {
+			if lo, hi := n.Runes[i], n.Runes[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
 				alts = append(alts, c.emit(Inst{Op: InstByte, Lo: byte(lo), Hi: byte(hi), Out: next})) // one byte
 				continue
 			}
-			for _, seq := range c.sequences(n.Ranges[i], n.Ranges[i+1]) {
+			for _, seq := range c.sequences(n.Runes[i], n.Runes[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
 					at = c.classByte(seq[j].lo, seq[j].hi, at)
@@ -817,7 +817,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		}
 		return c.call(c.progRule[i], next), nil
 	case OpToken:
-		c.prog.TokenSets = append(c.prog.TokenSets, TokenSet{Tokens: n.Tokens, Negated: n.Negated})
+		c.prog.TokenSets = append(c.prog.TokenSets, *n.Tokens)
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
 	return 0, c.nodeErrorf(c.rule, n, nil, "cannot compile %s node", n.Op)
@@ -1084,7 +1084,7 @@ func nodeSize(n *Node, subs int) int {
 	case OpBytes:
 		size = satAdd(size, len(n.Bytes)-1)
 	case OpClass:
-		size = satAdd(size, 2*len(n.Ranges)-1)
+		size = satAdd(size, 2*len(n.Runes)-1)
 	}
 	if n.Op == OpRepeat {
 		copies := repeatCopies(n)
@@ -1099,9 +1099,9 @@ func nodeSize(n *Node, subs int) int {
 // repeatCopies is how many copies of its body repetition n unrolls to.
 func repeatCopies(n *Node) int {
 	if n.Max < 0 {
-		return min(n.Min, sizeCap) + 1
+		return min(int(n.Min), sizeCap) + 1
 	}
-	return min(max(n.Min, n.Max, 1), sizeCap)
+	return min(max(int(n.Min), int(n.Max), 1), sizeCap)
 }
 
 // hoists reports whether repetition n, its body's unrolled size being

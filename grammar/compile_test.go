@@ -52,9 +52,10 @@ func deepCopy(g *Grammar) *Grammar {
 		}
 		c := *n
 		c.Runes = append([]rune(nil), n.Runes...)
-		c.Ranges = append([]rune(nil), n.Ranges...)
 		c.Bytes = append([]byte(nil), n.Bytes...)
-		c.Tokens = append([]TokenRef(nil), n.Tokens...)
+		if n.Tokens != nil {
+			c.Tokens = &TokenSet{Tokens: append([]TokenRef(nil), n.Tokens.Tokens...), Negated: n.Tokens.Negated}
+		}
 		c.Subs = nil
 		for _, s := range n.Subs {
 			c.Subs = append(c.Subs, cp(s))
@@ -135,7 +136,7 @@ func TestCompileErrors(t *testing.T) {
 	assert.Equal(t, "f.gbnf:1:1: start rule root matches no string: each of its alternatives recurses without end", e.Error())
 
 	// Malformed trees are errors, not panics.
-	for _, body := range []*Node{nil, {Op: OpRepeat}, {Op: OpClass, Ranges: []rune{1}}, {Op: Op(99)}, Seq(Lit("a"), nil), Repeat(Lit("a"), 0, -2)} {
+	for _, body := range []*Node{nil, {Op: OpRepeat}, {Op: OpClass, Runes: []rune{1}}, {Op: Op(99)}, Seq(Lit("a"), nil), Repeat(Lit("a"), 0, -2)} {
 		compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: body}}})
 	}
 }

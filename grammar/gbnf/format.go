@@ -47,11 +47,11 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		b.WriteByte('"')
 	case grammar.OpClass:
 		b.WriteByte('[')
-		for i := 0; i+1 < len(n.Ranges); i += 2 {
-			writeChar(b, n.Ranges[i], true)
-			if n.Ranges[i+1] != n.Ranges[i] {
+		for i := 0; i+1 < len(n.Runes); i += 2 {
+			writeChar(b, n.Runes[i], true)
+			if n.Runes[i+1] != n.Runes[i] {
 				b.WriteByte('-')
-				writeChar(b, n.Ranges[i+1], true)
+				writeChar(b, n.Runes[i+1], true)
 			}
 		}
 		b.WriteByte(']')
@@ -92,19 +92,19 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 	case grammar.OpRef:
 		b.WriteString(n.Name)
 	case grammar.OpToken:
-		if len(n.Tokens) > 1 {
+		if len(n.Tokens.Tokens) > 1 {
 			b.WriteByte('(')
 		}
-		for i, t := range n.Tokens {
+		for i, t := range n.Tokens.Tokens {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			if n.Negated {
+			if n.Tokens.Negated {
 				b.WriteByte('!')
 			}
 			b.WriteString(t.String())
 		}
-		if len(n.Tokens) > 1 {
+		if len(n.Tokens.Tokens) > 1 {
 			b.WriteByte(')')
 		}
 	}

@@ -115,7 +115,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		var e *grammar.Error
 		require.True(t, errors.As(err, &e), "%q: %T %v", tt.src, err, err)
 		assert.Equal(t, "t.gbnf", e.File, tt.src)
-		assert.Equal(t, grammar.Pos{Line: tt.line, Col: tt.col, Offset: tt.offset}, e.Pos, "%q: %v", tt.src, err)
+		assert.Equal(t, grammar.Pos{Line: int32(tt.line), Col: int32(tt.col), Offset: int32(tt.offset)}, e.Pos, "%q: %v", tt.src, err)
 		assert.Contains(t, e.Msg, tt.msg, tt.src)
 		assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("t.gbnf:%d:%d: ", tt.line, tt.col)), err.Error())
 	}

@@ -141,7 +141,9 @@ func parse(sc *gbnfScanner) (*file, error) {
 }
 
 func pos(p lexer.Position) grammar.Pos {
-	return grammar.Pos{Line: p.Line, Col: p.Column, Offset: p.Offset}
+	// A source is at most MaxSourceBytes: its lines, columns and offsets
+	// fit.
+	return grammar.Pos{Line: int32(p.Line), Col: int32(p.Column), Offset: int32(p.Offset)}
 }
 
 // advance returns the position after text, which begins at p.
@@ -257,7 +259,7 @@ func (l *lowerer) item(it *item) (*grammar.Node, error) {
 				return nil, l.errorf(r.Pos, "repetition {%d,%d}: the maximum is below the minimum", lo, hi)
 			}
 		}
-		n = &grammar.Node{Op: grammar.OpRepeat, Pos: pos(r.Pos), Subs: []*grammar.Node{n}, Min: lo, Max: hi}
+		n = &grammar.Node{Op: grammar.OpRepeat, Pos: pos(r.Pos), Subs: []*grammar.Node{n}, Min: int32(lo), Max: int32(hi)}
 	}
 	return n, nil
 }
@@ -281,7 +283,7 @@ func (l *lowerer) atom(a *item) (*grammar.Node, error) {
 	case a.Token != nil:
 		return l.token(a.Pos, *a.Token)
 	case a.Any:
-		return &grammar.Node{Op: grammar.OpClass, Pos: p, Ranges: []rune{0, utf8.MaxRune}}, nil
+		return &grammar.Node{Op: grammar.OpClass, Pos: p, Runes: []rune{0, utf8.MaxRune}}, nil
 	case a.Group != nil:
 		return l.alt(a.Group)
 	}
@@ -409,13 +411,13 @@ func (l *lowerer) class(at lexer.Position, src string) (*grammar.Node, error) {
 			return nil, l.errorf(at, "character class %s excludes every character", src)
 		}
 	}
-	return &grammar.Node{Op: grammar.OpClass, Pos: pos(at), Ranges: ranges}, nil
+	return &grammar.Node{Op: grammar.OpClass, Pos: pos(at), Runes: ranges}, nil
 }
 
 func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
-	n := &grammar.Node{Op: grammar.OpToken, Pos: pos(at)}
+	n := &grammar.Node{Op: grammar.OpToken, Pos: pos(at), Tokens: &grammar.TokenSet{}}
 	if strings.HasPrefix(src, "!") {
-		n.Negated = true
+		n.Tokens.Negated = true
 		src = src[1:]
 	}
 	if strings.HasPrefix(src, "<[") {
@@ -426,10 +428,10 @@ func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
 		if err != nil || id < 0 {
 			return nil, l.errorf(at, "token id in %s: want a number ≥ 0", src)
 		}
-		n.Tokens = []grammar.TokenRef{{ID: id}}
+		n.Tokens.Tokens = []grammar.TokenRef{{ID: id}}
 		return n, nil
 	}
-	n.Tokens = []grammar.TokenRef{{ID: -1, Text: src}}
+	n.Tokens.Tokens = []grammar.TokenRef{{ID: -1, Text: src}}
 	return n, nil
 }
 

@@ -778,7 +778,7 @@ func (c *compiler) buildNumberNode() *grammar.Node {
 // any escape. With noSurrogates, \u escapes of surrogates are left out,
 // so that each unit is exactly one code point (for length bounds).
 func stringChar(noSurrogates bool) *grammar.Node {
-	plain := &grammar.Node{Op: grammar.OpClass, Ranges: grammar.NegateRanges([]rune{0, 0x1f, '"', '"', '\\', '\\'})}
+	plain := &grammar.Node{Op: grammar.OpClass, Runes: grammar.NegateRanges([]rune{0, 0x1f, '"', '"', '\\', '\\'})}
 	hex := grammar.Class('0', '9', 'a', 'f', 'A', 'F')
 	u := grammar.Seq(lit("u"), hex, hex, hex, hex)
 	if noSurrogates {
@@ -903,8 +903,8 @@ func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 	case grammar.OpClass:
 		var plain []rune
 		var escaped []*grammar.Node
-		for i := 0; i+1 < len(n.Ranges); i += 2 {
-			lo, hi := n.Ranges[i], n.Ranges[i+1]
+		for i := 0; i+1 < len(n.Runes); i += 2 {
+			lo, hi := n.Runes[i], n.Runes[i+1]
 			for lo <= hi && (lo < 0x20 || lo == '"' || lo == '\\') {
 				escaped = append(escaped, lit(escapeRune(lo)))
 				lo++
@@ -927,7 +927,7 @@ func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 		}
 		alts := escaped
 		if len(plain) > 0 {
-			alts = append([]*grammar.Node{{Op: grammar.OpClass, Ranges: plain}}, alts...)
+			alts = append([]*grammar.Node{{Op: grammar.OpClass, Runes: plain}}, alts...)
 		}
 		if len(alts) == 1 {
 			return alts[0], nil

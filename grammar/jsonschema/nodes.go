@@ -85,7 +85,7 @@ func (s *nodeSlab) alt(subs ...*grammar.Node) *grammar.Node {
 
 // repeat is grammar.Repeat made in the slab.
 func (s *nodeSlab) repeat(sub *grammar.Node, min, max int) *grammar.Node {
-	return s.node(grammar.Node{Op: grammar.OpRepeat, Subs: s.list([]*grammar.Node{sub}), Min: min, Max: max})
+	return s.node(grammar.Node{Op: grammar.OpRepeat, Subs: s.list([]*grammar.Node{sub}), Min: grammar.RepeatBound(min), Max: grammar.RepeatBound(max)})
 }
 
 // ref is grammar.Ref made in the slab. Pass the rule's own name, the
@@ -124,7 +124,10 @@ func (s *nodeSlab) copyTree(n *grammar.Node, copied map[*grammar.Node]*grammar.N
 		}
 		c.Subs = s.list(subs)
 	}
-	c.Bytes, c.Ranges, c.Runes, c.Tokens = slices.Clone(n.Bytes), slices.Clone(n.Ranges), slices.Clone(n.Runes), slices.Clone(n.Tokens)
+	c.Bytes, c.Runes = slices.Clone(n.Bytes), slices.Clone(n.Runes)
+	if n.Tokens != nil {
+		c.Tokens = &grammar.TokenSet{Tokens: slices.Clone(n.Tokens.Tokens), Negated: n.Tokens.Negated}
+	}
 	copied[n] = s.node(c)
 	return copied[n]
 }

@@ -133,7 +133,7 @@ func clampLengths(n *grammar.Node, minLen, maxLen int) (out *grammar.Node, ok bo
 		return nil, false
 	}
 	r := parts[rep]
-	lo, hi := max(r.Min, minLen-fixed), r.Max
+	lo, hi := max(int(r.Min), minLen-fixed), int(r.Max)
 	if maxLen >= 0 && (hi < 0 || hi > maxLen-fixed) {
 		hi = maxLen - fixed
 		if hi < 0 { // the fixed parts alone are too long
@@ -184,7 +184,7 @@ func lengthRange(n *grammar.Node) (lo, hi int) {
 		return max(lo, 0), hi
 	case grammar.OpRepeat:
 		l, h := lengthRange(n.Subs[0])
-		lo = l * n.Min
+		lo = l * int(n.Min)
 		switch {
 		case n.Max < 0 && h != 0:
 			hi = -1
@@ -193,7 +193,7 @@ func lengthRange(n *grammar.Node) (lo, hi int) {
 		case h < 0:
 			hi = -1
 		default:
-			hi = h * n.Max
+			hi = h * int(n.Max)
 		}
 		return lo, hi
 	}

@@ -48,11 +48,11 @@ func (z *sizer) size(n *grammar.Node) int {
 	case grammar.OpBytes:
 		size += len(n.Bytes) - 1
 	case grammar.OpClass:
-		size += 2*len(n.Ranges) - 1
+		size += 2*len(n.Runes) - 1
 	case grammar.OpRepeat:
-		copies := max(n.Min, n.Max, 1)
+		copies := max(int(n.Min), int(n.Max), 1)
 		if n.Max < 0 {
-			copies = n.Min + 1
+			copies = int(n.Min) + 1
 		}
 		switch {
 		case copies > hoistCopies && size > hoistSize:
@@ -96,7 +96,7 @@ func sizeUpTo(n *grammar.Node, limit int) int {
 	case grammar.OpBytes:
 		size += len(n.Bytes) - 1
 	case grammar.OpClass:
-		size += 2*len(n.Ranges) - 1
+		size += 2*len(n.Runes) - 1
 	}
 	for _, sub := range n.Subs {
 		if size > limit {
@@ -105,7 +105,7 @@ func sizeUpTo(n *grammar.Node, limit int) int {
 		size += sizeUpTo(sub, limit-size)
 	}
 	if n.Op == grammar.OpRepeat {
-		size *= min(max(n.Min, n.Max, 1), limit+1)
+		size *= min(max(int(n.Min), int(n.Max), 1), limit+1)
 	}
 	return size
 }

@@ -20,6 +20,7 @@ package regex
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp/syntax"
 	"strings"
 	"unicode"
@@ -178,7 +179,8 @@ func position(re string, off int) grammar.Pos {
 			line, start = line+1, i+1
 		}
 	}
-	return grammar.Pos{Line: line, Col: utf8.RuneCountInString(re[start:off]) + 1, Offset: off}
+	col := utf8.RuneCountInString(re[start:off]) + 1
+	return grammar.Pos{Line: int32(min(line, math.MaxInt32)), Col: int32(min(col, math.MaxInt32)), Offset: int32(min(off, math.MaxInt32))}
 }
 
 // token returns the special token at offset off of re: an anchor or a

@@ -206,7 +206,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.As(err, &e) || e.File != "regex" || strings.Contains(err.Error(), "internal error") {
 				t.Fatalf("%q: error %T: %v", re, err, err)
 			}
-			if e.Pos.Line > 0 && (e.Pos.Offset > len(re) || e.Pos.Col < 1) {
+			if e.Pos.Line > 0 && (int(e.Pos.Offset) > len(re) || e.Pos.Col < 1) {
 				t.Fatalf("%q: position %+v outside the expression", re, e.Pos)
 			}
 			return

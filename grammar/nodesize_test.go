@@ -1,0 +1,30 @@
+package grammar
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestNodeSize: a Node is 128 bytes, two cache lines, the first holding
+// all that the compiler's walks read of a sequence, an alternation, a
+// repetition or a reference. A field more (or wider) costs the largest
+// schemas' compiles about 1% for every 8 bytes.
+func TestNodeSize(t *testing.T) {
+	assert.Equal(t, uintptr(128), unsafe.Sizeof(Node{}))
+	assert.LessOrEqual(t, unsafe.Offsetof(Node{}.Name)+unsafe.Sizeof(Node{}.Name), uintptr(64))
+}
+
+// TestRepeatBoundPastInt32: a count past what a Node holds is refused as
+// too large, as it was, not wrapped to a small one.
+func TestRepeatBoundPastInt32(t *testing.T) {
+	for _, b := range [][2]int{{0, 1 << 32}, {1<<32 + 2, -1}, {1 << 40, 1 << 40}} {
+		n := Repeat(Lit("a"), b[0], b[1])
+		_, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: n}}})
+		assert.ErrorIs(t, err, ErrTooLarge, "{%d,%d}", b[0], b[1])
+	}
+	assert.Equal(t, int32(-2), RepeatBound(-5))
+	assert.Equal(t, int32(-1), RepeatBound(-1))
+	assert.Equal(t, int32(1000), RepeatBound(1000))
+}
