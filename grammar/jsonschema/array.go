@@ -218,9 +218,10 @@ func (c *compiler) uniqueArray(n *Node, a arrayShape) (*grammar.Node, error) {
 	full := 1<<len(values) - 1
 	after := make([]*grammar.Node, full+1)
 	at := make([]int, full+1)
+	pending := c.nodes.alt() // every rule's body until filled below
 	for set := range full + 1 {
 		at[set] = len(c.g.Rules)
-		after[set] = c.ruleAt(c.nodes.alt(), a.unique.Ptr)
+		after[set] = c.ruleAt(pending, a.unique.Ptr)
 	}
 	next := func(set int) []*grammar.Node {
 		var alts []*grammar.Node

@@ -693,12 +693,13 @@ func (c *compiler) anyOrder(o objectShape, ptr string, l layout) (*grammar.Node,
 	// after[set*counts+k]: what may follow once the tracked members in
 	// set, and k members in all (at least one), were written, to the end
 	// of the object's inside, rule at[set*counts+k]. Rules are named
-	// first, bodies filled after.
+	// first, their bodies one placeholder until filled after.
 	after := make([]*grammar.Node, int(full+1)*counts)
 	at := make([]int, len(after))
+	pending := c.nodes.alt()
 	for i := range after {
 		at[i] = len(c.g.Rules)
-		after[i] = c.rule(c.nodes.alt())
+		after[i] = c.rule(pending)
 	}
 	// The members not tracked (and additional ones) lead back to the same
 	// set: one shared rule of them all.
