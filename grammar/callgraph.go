@@ -24,17 +24,17 @@ func newCallGraph(n int, refs *ruleRefs) *callGraph {
 	g := &callGraph{out: make([][]callEdge, n), in: make([][]int32, n)}
 	edges := make([]callEdge, 0, len(refs.to))
 	indegree := make([]int32, n)
-	var targets []int
+	var targets []int32
 	for a := range n {
 		targets = append(targets[:0], refs.to[refs.at[a]:refs.at[a+1]]...)
 		slices.Sort(targets)
 		from := len(edges)
 		for _, t := range targets {
-			if k := len(edges) - 1; k >= from && edges[k].to == t {
+			if k := len(edges) - 1; k >= from && edges[k].to == int(t) {
 				edges[k].n = satAdd(edges[k].n, 1)
 				continue
 			}
-			edges = append(edges, callEdge{to: t, n: 1})
+			edges = append(edges, callEdge{to: int(t), n: 1})
 			indegree[t]++
 		}
 		g.out[a] = edges[from:len(edges):len(edges)]

@@ -12,7 +12,7 @@ import (
 func TestCallGraphInlineInto(t *testing.T) {
 	// Rule 0 refers to 1 twice and to 2; rule 1 to 2 and twice to 3;
 	// rule 3 to 0.
-	refs := &ruleRefs{at: []int{0, 3, 6, 6, 7}, to: []int{1, 2, 1, 3, 2, 3, 0}}
+	refs := &ruleRefs{at: []int{0, 3, 6, 6, 7}, to: []int32{1, 2, 1, 3, 2, 3, 0}}
 	g := newCallGraph(4, refs)
 	assert.Equal(t, 2, g.count(0, 1))
 	assert.Equal(t, 1, g.count(0, 2))

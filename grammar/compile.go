@@ -122,9 +122,9 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 	// grammar of many empty rules would otherwise reserve ten entries for
 	// each); larger ones grow.
 	refCap := min(10*len(g.Rules), 1<<16)
-	c.refs.to = make([]int, 0, refCap)
+	c.refs.to = make([]int32, 0, refCap)
 	c.refs.tail = make([]bool, 0, refCap)
-	c.refs.level = make([]int, 0, refCap)
+	c.refs.level = make([]int32, 0, refCap)
 	for i := range g.Rules {
 		c.refs.at[i] = len(c.refs.to)
 		size, productive, err := c.scan(i)
@@ -157,6 +157,13 @@ func compileProgSharing(g *Grammar, copying, share bool) (p *Prog, copied int, e
 	c.inlined, emitted = inline(g.Rules, sizes, calls, g.Start, c.repeats)
 	c.boundInlining()
 	c.progRule = make([]uint32, len(g.Rules))
+	called := 0
+	for _, in := range c.inlined {
+		if !in {
+			called++
+		}
+	}
+	p.Rules = make([]ProgRule, 0, called)
 	for i, r := range g.Rules {
 		if !c.inlined[i] {
 			c.progRule[i] = uint32(len(p.Rules))
@@ -349,9 +356,9 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (size int, pro
 		if !ok {
 			return 0, false, c.nodeErrorf(i, n, nil, "undefined rule %s", n.Name)
 		}
-		c.refs.to = append(c.refs.to, t)
+		c.refs.to = append(c.refs.to, int32(t))
 		c.refs.tail = append(c.refs.tail, tail)
-		c.refs.level = append(c.refs.level, depth)
+		c.refs.level = append(c.refs.level, int32(depth))
 		productive = c.productive[t]
 	default:
 		if err := c.check(i, n); err != nil {
@@ -487,7 +494,7 @@ func (c *compiler) boundInlining() {
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
 			if k := refs.at[f.rule] + f.next; k < refs.at[f.rule+1] {
-				t := refs.to[k]
+				t := int(refs.to[k])
 				f.next++
 				if c.inlined[t] && depth[t] == 0 {
 					depth[t] = -1
@@ -497,11 +504,11 @@ func (c *compiler) boundInlining() {
 			}
 			d := c.heights[f.rule]
 			for k := refs.at[f.rule]; k < refs.at[f.rule+1]; k++ {
-				t := refs.to[k]
+				t := int(refs.to[k])
 				if !c.inlined[t] || depth[t] < 0 {
 					continue // called, or (only if inlining ever makes a cycle) called anyway
 				}
-				if e := refs.level[k] - 1 + depth[t]; e > MaxDepth {
+				if e := int(refs.level[k]) - 1 + depth[t]; e > MaxDepth {
 					c.inlined[t] = false
 				} else {
 					d = max(d, e)

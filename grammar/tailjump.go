@@ -34,9 +34,9 @@ package grammar
 // 1; boundInlining reads it).
 type ruleRefs struct {
 	at    []int
-	to    []int
+	to    []int32 // rule indexes
 	tail  []bool
-	level []int
+	level []int32 // depths, at most MaxDepth
 }
 
 // jumpRules returns, for each rule, whether compile should make it a
@@ -60,7 +60,7 @@ func (c *compiler) jumpRules(start int) []bool {
 	mark(start)
 	for k, t := range refs.to {
 		if !refs.tail[k] {
-			mark(t)
+			mark(int(t))
 		}
 	}
 	for len(stack) > 0 {
@@ -68,7 +68,7 @@ func (c *compiler) jumpRules(start int) []bool {
 		stack = stack[:len(stack)-1]
 		for k := refs.at[i]; k < refs.at[i+1]; k++ {
 			if refs.tail[k] {
-				mark(refs.to[k])
+				mark(int(refs.to[k]))
 			}
 		}
 	}
@@ -93,7 +93,7 @@ func (c *compiler) jumpRules(start int) []bool {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for k := refs.at[x]; k < refs.at[x+1]; k++ {
-				t := refs.to[k]
+				t := int(refs.to[k])
 				if !refs.tail[k] || stamp[t] == call {
 					continue
 				}
