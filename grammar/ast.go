@@ -185,11 +185,15 @@ func (n *Node) dump(b *strings.Builder) {
 	case OpRef:
 		b.WriteString("ref{" + n.Name + "}")
 	case OpToken:
-		if n.Tokens.Negated {
+		var set TokenSet // a node without one dumps as the empty set
+		if n.Tokens != nil {
+			set = *n.Tokens
+		}
+		if set.Negated {
 			b.WriteString("!")
 		}
 		b.WriteString("token{")
-		for i, t := range n.Tokens.Tokens {
+		for i, t := range set.Tokens {
 			if i > 0 {
 				b.WriteString(" ")
 			}
@@ -233,18 +237,12 @@ func Repeat(sub *Node, min, max int) *Node {
 	return &Node{Op: OpRepeat, Subs: []*Node{sub}, Min: RepeatBound(min), Max: RepeatBound(max)}
 }
 
-// RepeatBound returns n as a Node's Min or Max: n itself when it fits,
-// else math.MaxInt32 (which Compile refuses as too large, as it would
-// n) or, below -1, -2 (a bad bound, as n is). Front ends that build
-// nodes themselves convert a count with it.
+// RepeatBound returns n as a Node's Min or Max: n itself when it fits
+// in an int32, else the nearest int32 (math.MaxInt32, which Compile
+// refuses as too large, as it would n; or math.MinInt32, a bad bound as
+// n is). Front ends that build nodes themselves convert a count with it.
 func RepeatBound(n int) int32 {
-	switch {
-	case n > math.MaxInt32:
-		return math.MaxInt32
-	case n < -1:
-		return -2
-	}
-	return int32(n)
+	return int32(min(max(n, math.MinInt32), math.MaxInt32))
 }
 
 // Ref returns a node matching the rule named name.

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -24,7 +25,19 @@ func TestRepeatBoundPastInt32(t *testing.T) {
 		_, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: n}}})
 		assert.ErrorIs(t, err, ErrTooLarge, "{%d,%d}", b[0], b[1])
 	}
-	assert.Equal(t, int32(-2), RepeatBound(-5))
-	assert.Equal(t, int32(-1), RepeatBound(-1))
+	assert.Equal(t, int32(-5), RepeatBound(-5))
+	assert.Equal(t, int32(math.MinInt32), RepeatBound(-1<<40))
 	assert.Equal(t, int32(1000), RepeatBound(1000))
+	// A bad bound is reported as the caller wrote it.
+	_, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: Repeat(Lit("ab"), -5, 3)}}})
+	assert.ErrorContains(t, err, "bad repetition {-5,3}")
+}
+
+// TestTokenNodeWithoutSet: an OpToken node built without its set dumps
+// as the empty set and is refused by Compile, without a panic.
+func TestTokenNodeWithoutSet(t *testing.T) {
+	n := &Node{Op: OpToken}
+	assert.Equal(t, "token{}", n.String())
+	_, err := Compile(&Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: n}}})
+	assert.ErrorContains(t, err, "empty token set")
 }

@@ -92,19 +92,23 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 	case grammar.OpRef:
 		b.WriteString(n.Name)
 	case grammar.OpToken:
-		if len(n.Tokens.Tokens) > 1 {
+		var set grammar.TokenSet // a node without one writes nothing
+		if n.Tokens != nil {
+			set = *n.Tokens
+		}
+		if len(set.Tokens) > 1 {
 			b.WriteByte('(')
 		}
-		for i, t := range n.Tokens.Tokens {
+		for i, t := range set.Tokens {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			if n.Tokens.Negated {
+			if set.Negated {
 				b.WriteByte('!')
 			}
 			b.WriteString(t.String())
 		}
-		if len(n.Tokens.Tokens) > 1 {
+		if len(set.Tokens) > 1 {
 			b.WriteByte(')')
 		}
 	}

@@ -246,3 +246,10 @@ func TestSourceBound(t *testing.T) {
 		assert.NotContains(t, ge.Msg, "MaxSourceBytes", "a source within the bound is parsed")
 	}
 }
+
+// TestFormatTokenNodeWithoutSet: a token node built without its set, as
+// only the grammar API can make, writes nothing rather than panic.
+func TestFormatTokenNodeWithoutSet(t *testing.T) {
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Seq(grammar.Lit("a"), &grammar.Node{Op: grammar.OpToken})}}}
+	assert.Equal(t, "root ::= \"a\" \n", Format(g))
+}
