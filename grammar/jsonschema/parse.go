@@ -121,8 +121,22 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 			return nil
 		}
 	}
+	// A schema of few keys is asked for each keyword by looking through
+	// its keys (a length and a few bytes compared each) rather than by
+	// hashing every keyword, most of which are absent: a map miss a
+	// keyword was 4% of compiling a Kubernetes schema.
+	var few [8]string
+	keys, small := few[:0], len(m) <= len(few)
+	if small {
+		for k := range m {
+			keys = append(keys, k)
+		}
+	}
 	has := func(k string) (any, bool) {
-		v, ok := m[k] // first: most keywords are absent, and a small map is quick to miss
+		if small && !slices.Contains(keys, k) {
+			return nil, false
+		}
+		v, ok := m[k]
 		if !ok || p.relax[k] || p.version < sinceDraft[k] {
 			return nil, false
 		}
