@@ -92,9 +92,16 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 	case grammar.OpRef:
 		b.WriteString(n.Name)
 	case grammar.OpToken:
-		var set grammar.TokenSet // a node without one writes nothing
+		var set grammar.TokenSet
 		if n.Tokens != nil {
 			set = *n.Tokens
+		}
+		if len(set.Tokens) == 0 {
+			// No GBNF spells the empty set, which Compile refuses: a
+			// terminal Parse refuses too, rather than nothing, which
+			// would read back as another grammar.
+			b.WriteString("<[]>")
+			return
 		}
 		if len(set.Tokens) > 1 {
 			b.WriteByte('(')

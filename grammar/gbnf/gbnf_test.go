@@ -247,9 +247,16 @@ func TestSourceBound(t *testing.T) {
 	}
 }
 
-// TestFormatTokenNodeWithoutSet: a token node built without its set, as
-// only the grammar API can make, writes nothing rather than panic.
-func TestFormatTokenNodeWithoutSet(t *testing.T) {
-	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Seq(grammar.Lit("a"), &grammar.Node{Op: grammar.OpToken})}}}
-	assert.Equal(t, "root ::= \"a\" \n", Format(g))
+// TestFormatEmptyTokenSet: a token node with no tokens, or built without
+// its set (only the grammar API makes either, and Compile refuses both),
+// formats without a panic as a terminal that Parse refuses, not as
+// nothing, which would read back as another grammar ("a" {2,3}).
+func TestFormatEmptyTokenSet(t *testing.T) {
+	for _, tok := range []*grammar.Node{{Op: grammar.OpToken}, {Op: grammar.OpToken, Tokens: &grammar.TokenSet{}}} {
+		g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Seq(grammar.Lit("a"), grammar.Repeat(tok, 2, 3))}}}
+		text := Format(g)
+		assert.Contains(t, text, "<[]>")
+		_, err := Parse("formatted", text)
+		assert.Error(t, err, text)
+	}
 }
