@@ -123,8 +123,8 @@ func (p *parser) object(s *Schema, m map[string]any) error {
 	}
 	// A schema of few keys is asked for each keyword by looking through
 	// its keys (a length and a few bytes compared each) rather than by
-	// hashing every keyword, most of which are absent: a map miss a
-	// keyword was 4% of compiling a Kubernetes schema.
+	// hashing every keyword, most of which are absent: 2% fewer
+	// instructions compiling a Kubernetes schema.
 	var few [8]string
 	keys, small := few[:0], len(m) <= len(few)
 	if small {
