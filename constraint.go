@@ -356,7 +356,7 @@ func (c *Constraint) after(prefix []byte) (*Constraint, error) {
 	c.mu.Unlock()
 	// Compiled without the lock, which Bytes and Bind take too.
 	g := &grammar.Grammar{Start: healedStart, Rules: append([]grammar.Rule{{Name: healedStart,
-		Body: grammar.Seq(&grammar.Node{Op: grammar.OpBytes, Bytes: prefix}, grammar.Ref(c.g.Start))}}, c.g.Rules...)}
+		Body: grammar.Seq(&grammar.Node{Op: grammar.OpBytes, Leaf: &grammar.Leaf{Bytes: prefix}}, grammar.Ref(c.g.Start))}}, c.g.Rules...)}
 	h, err := compile(c.desc+" after healing", g)
 	if err != nil {
 		return nil, err

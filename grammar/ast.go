@@ -60,12 +60,13 @@ func (t TokenRef) String() string {
 
 // Node is a node of a grammar's tree.
 //
-// Its fields are in the order compiling reads them, the kind and the
-// children first and the position last, in 128 bytes: a large grammar's
-// tree does not fit in the cache, and its walks (measuring, checking,
-// emitting) read a node's first cache line and seldom the other. At 184
-// bytes, a node took three lines, and MaskBench's largest schemas took
-// 4 to 7% longer to compile.
+// It is 64 bytes, one cache line: the kind, the children, the bounds and
+// the name, which the compiler's walks read at every node, and a
+// pointer to the rest (Leaf), which only the leaves and nodes with a
+// position have. A large grammar's tree does not fit in the cache, and
+// those walks miss it at every node they reach first: at 184 bytes (three
+// lines), then 128 (two), MaskBench's largest schemas took 4 to 7%, then
+// about 5% longer to compile.
 type Node struct {
 	Op Op
 	// hoisted is, on a call compile makes to a hoisted repetition body,
@@ -74,12 +75,49 @@ type Node struct {
 	Min, Max int32   // OpRepeat
 	Subs     []*Node // OpSeq, OpAlt, OpRepeat
 	Name     string  // OpRef
+	Leaf     *Leaf   // OpLit, OpClass, OpBytes, OpToken; and the position of any node that has one
+}
+
+// Leaf is what a leaf node matches, and where a node came from.
+type Leaf struct {
 	// Runes are OpLit's code points, in order, and OpClass's ranges:
 	// pairs lo, hi (inclusive), sorted, non-overlapping.
 	Runes  []rune
-	Bytes  []byte    // OpBytes
-	Tokens *TokenSet // OpToken
-	Pos    Pos
+	Bytes  []byte   // OpBytes
+	Tokens TokenSet // OpToken
+	Pos    Pos      // in the grammar's source; zero when unknown
+}
+
+// Runes returns n's code points (OpLit) or ranges (OpClass).
+func (n *Node) Runes() []rune {
+	if n.Leaf == nil {
+		return nil
+	}
+	return n.Leaf.Runes
+}
+
+// Bytes returns n's bytes (OpBytes).
+func (n *Node) Bytes() []byte {
+	if n.Leaf == nil {
+		return nil
+	}
+	return n.Leaf.Bytes
+}
+
+// Tokens returns n's token set (OpToken).
+func (n *Node) Tokens() TokenSet {
+	if n.Leaf == nil {
+		return TokenSet{}
+	}
+	return n.Leaf.Tokens
+}
+
+// Pos returns n's position in the grammar's source, zero when unknown.
+func (n *Node) Pos() Pos {
+	if n.Leaf == nil {
+		return Pos{}
+	}
+	return n.Leaf.Pos
 }
 
 // Rule is a named production.
@@ -148,19 +186,19 @@ func (n *Node) dump(b *strings.Builder) {
 		b.WriteString("empty{}")
 	case OpLit:
 		b.WriteString("lit{")
-		for _, r := range n.Runes {
+		for _, r := range n.Runes() {
 			writeRune(b, r)
 		}
 		b.WriteString("}")
 	case OpBytes:
-		fmt.Fprintf(b, "bytes{%q}", n.Bytes)
+		fmt.Fprintf(b, "bytes{%q}", n.Bytes())
 	case OpClass:
 		b.WriteString("class{")
-		for i := 0; i+1 < len(n.Runes); i += 2 {
-			writeRune(b, n.Runes[i])
-			if n.Runes[i+1] != n.Runes[i] {
+		for i := 0; i+1 < len(n.Runes()); i += 2 {
+			writeRune(b, n.Runes()[i])
+			if n.Runes()[i+1] != n.Runes()[i] {
 				b.WriteString("-")
-				writeRune(b, n.Runes[i+1])
+				writeRune(b, n.Runes()[i+1])
 			}
 		}
 		b.WriteString("}")
@@ -185,10 +223,7 @@ func (n *Node) dump(b *strings.Builder) {
 	case OpRef:
 		b.WriteString("ref{" + n.Name + "}")
 	case OpToken:
-		var set TokenSet // a node without one dumps as the empty set
-		if n.Tokens != nil {
-			set = *n.Tokens
-		}
+		set := n.Tokens()
 		if set.Negated {
 			b.WriteString("!")
 		}
@@ -224,7 +259,7 @@ func writeRune(b *strings.Builder, r rune) {
 // Constructors for front ends and tests.
 
 // Lit returns a node matching s.
-func Lit(s string) *Node { return &Node{Op: OpLit, Runes: []rune(s)} }
+func Lit(s string) *Node { return &Node{Op: OpLit, Leaf: &Leaf{Runes: []rune(s)}} }
 
 // Seq returns a node matching subs in sequence.
 func Seq(subs ...*Node) *Node { return &Node{Op: OpSeq, Subs: subs} }
@@ -250,7 +285,9 @@ func Ref(name string) *Node { return &Node{Op: OpRef, Name: name} }
 
 // Class returns a node matching one code point in the given inclusive
 // ranges (pairs lo, hi), which it sorts and merges.
-func Class(ranges ...rune) *Node { return &Node{Op: OpClass, Runes: NormalizeRanges(ranges)} }
+func Class(ranges ...rune) *Node {
+	return &Node{Op: OpClass, Leaf: &Leaf{Runes: NormalizeRanges(ranges)}}
+}
 
 // NormalizeRanges sorts inclusive ranges (pairs lo, hi) and merges those
 // that overlap or touch.

@@ -8,7 +8,7 @@ func Choice(options ...string) *Grammar {
 		if o == "" {
 			subs[i] = &Node{Op: OpEmpty}
 		} else {
-			subs[i] = &Node{Op: OpBytes, Bytes: []byte(o)}
+			subs[i] = &Node{Op: OpBytes, Leaf: &Leaf{Bytes: []byte(o)}}
 		}
 	}
 	body := &Node{Op: OpAlt, Subs: subs}

@@ -222,8 +222,8 @@ func (c *compiler) errorf(pos Pos, cause error, format string, args ...any) erro
 // nodeErrorf is errorf at node n of rule i: where n's position is not
 // known (a grammar built in Go), the message names the rule instead.
 func (c *compiler) nodeErrorf(i int, n *Node, cause error, format string, args ...any) error {
-	if n.Pos.Line > 0 {
-		return c.errorf(n.Pos, cause, format, args...)
+	if n.Pos().Line > 0 {
+		return c.errorf(n.Pos(), cause, format, args...)
 	}
 	r := &c.g.Rules[i]
 	return c.errorf(r.Pos, cause, "rule %s: %s", r.Name, fmt.Sprintf(format, args...))
@@ -399,10 +399,10 @@ func (c *compiler) scanNode(i int, n *Node, depth int, tail bool) (size int, pro
 func (c *compiler) check(i int, n *Node) error {
 	switch n.Op {
 	case OpClass:
-		if len(n.Runes) == 0 {
+		if len(n.Runes()) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty character class matches nothing")
 		}
-		if len(n.Runes)%2 != 0 {
+		if len(n.Runes())%2 != 0 {
 			return c.nodeErrorf(i, n, nil, "character class with an odd number of range bounds")
 		}
 	case OpRepeat:
@@ -413,7 +413,7 @@ func (c *compiler) check(i int, n *Node) error {
 			return c.nodeErrorf(i, n, nil, "bad repetition {%d,%d}", n.Min, n.Max)
 		}
 	case OpToken:
-		if n.Tokens == nil || len(n.Tokens.Tokens) == 0 {
+		if len(n.Tokens().Tokens) == 0 {
 			return c.nodeErrorf(i, n, nil, "empty token set")
 		}
 	case OpEmpty, OpLit, OpBytes, OpSeq, OpAlt, OpRef: // checked in scanNode, if at all
@@ -447,11 +447,11 @@ func (c *compiler) checkSize(sizes []int) error {
 func (c *compiler) describe(n *Node) string {
 	switch n.Op {
 	case OpLit:
-		return fmt.Sprintf("a literal of %d characters", len(n.Runes))
+		return fmt.Sprintf("a literal of %d characters", len(n.Runes()))
 	case OpBytes:
-		return fmt.Sprintf("a literal of %d bytes", len(n.Bytes))
+		return fmt.Sprintf("a literal of %d bytes", len(n.Bytes()))
 	case OpClass:
-		return fmt.Sprintf("a character class of %d ranges", len(n.Runes)/2)
+		return fmt.Sprintf("a character class of %d ranges", len(n.Runes())/2)
 	case OpSeq:
 		return fmt.Sprintf("a sequence of %d items", len(n.Subs))
 	case OpAlt:
@@ -590,7 +590,7 @@ func (c *compiler) nodeProductive(n *Node) bool {
 	case OpRef:
 		return n.hoisted > 0 || c.productive[c.index.of(n.Name)] // hoisted rules are productive
 	case OpClass:
-		return len(n.Runes) > 0
+		return len(n.Runes()) > 0
 	}
 	return true
 }
@@ -699,7 +699,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		return next, nil
 	case OpLit:
 		b := c.litBuf[:0]
-		for _, r := range n.Runes {
+		for _, r := range n.Runes() {
 			if r < 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
 				return 0, c.nodeErrorf(c.rule, n, nil, "code point U+%04X cannot be encoded in UTF-8", r)
 			}
@@ -708,19 +708,19 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		c.litBuf = b
 		return c.bytes(b, next), nil
 	case OpBytes:
-		return c.bytes(n.Bytes, next), nil
+		return c.bytes(n.Bytes(), next), nil
 	case OpClass:
 		// The sequences share their equal suffixes (the continuation
 		// bytes of multi-byte characters): a smaller program, and one
 		// parser state where there would be a copy per lead byte.
 		alts := c.classAlts[:0] // a class compiles nothing else meanwhile
 		c.classInst = c.classInst[:0]
-		for i := 0; i+1 < len(n.Runes); i += 2 {
-			if lo, hi := n.Runes[i], n.Runes[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
+		for i := 0; i+1 < len(n.Runes()); i += 2 {
+			if lo, hi := n.Runes()[i], n.Runes()[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
 				alts = append(alts, c.emit(Inst{Op: InstByte, Lo: byte(lo), Hi: byte(hi), Out: next})) // one byte
 				continue
 			}
-			for _, seq := range c.sequences(n.Runes[i], n.Runes[i+1]) {
+			for _, seq := range c.sequences(n.Runes()[i], n.Runes()[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
 					at = c.classByte(seq[j].lo, seq[j].hi, at)
@@ -824,7 +824,7 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		}
 		return c.call(c.progRule[i], next), nil
 	case OpToken:
-		c.prog.TokenSets = append(c.prog.TokenSets, *n.Tokens)
+		c.prog.TokenSets = append(c.prog.TokenSets, n.Tokens())
 		return c.emit(Inst{Op: InstToken, Arg: uint32(len(c.prog.TokenSets) - 1), Out: next}), nil
 	}
 	return 0, c.nodeErrorf(c.rule, n, nil, "cannot compile %s node", n.Op)
@@ -911,7 +911,7 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 		body = c.g.Rules[c.index.of(body.Name)].Body
 	}
 	if call, ok := c.hoistedRules[body]; ok { // the same body, hoisted before
-		return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
+		return c.compile(&Node{Op: OpRepeat, Leaf: n.Leaf, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 	}
 	rule := uint32(len(c.prog.Rules))
 	c.prog.Rules = append(c.prog.Rules, ProgRule{Name: fmt.Sprintf("_rep%d", rule)})
@@ -926,7 +926,7 @@ func (c *compiler) hoisted(n *Node, next uint32) (uint32, error) {
 		c.hoistedRules = map[*Node]*Node{}
 	}
 	c.hoistedRules[body] = call
-	return c.compile(&Node{Op: OpRepeat, Pos: n.Pos, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
+	return c.compile(&Node{Op: OpRepeat, Leaf: n.Leaf, Subs: []*Node{call}, Min: n.Min, Max: n.Max}, next)
 }
 
 // sequences is utf8Sequences, remembered: a grammar repeats its classes
@@ -1087,11 +1087,11 @@ func nodeSize(n *Node, subs int) int {
 	size := satAdd(1, subs)
 	switch n.Op {
 	case OpLit:
-		size = satAdd(size, 4*len(n.Runes)-1)
+		size = satAdd(size, 4*len(n.Runes())-1)
 	case OpBytes:
-		size = satAdd(size, len(n.Bytes)-1)
+		size = satAdd(size, len(n.Bytes())-1)
 	case OpClass:
-		size = satAdd(size, 2*len(n.Runes)-1)
+		size = satAdd(size, 2*len(n.Runes())-1)
 	}
 	if n.Op == OpRepeat {
 		copies := repeatCopies(n)

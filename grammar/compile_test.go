@@ -51,10 +51,12 @@ func deepCopy(g *Grammar) *Grammar {
 			return c
 		}
 		c := *n
-		c.Runes = append([]rune(nil), n.Runes...)
-		c.Bytes = append([]byte(nil), n.Bytes...)
-		if n.Tokens != nil {
-			c.Tokens = &TokenSet{Tokens: append([]TokenRef(nil), n.Tokens.Tokens...), Negated: n.Tokens.Negated}
+		if n.Leaf != nil {
+			l := *n.Leaf
+			l.Runes = append([]rune(nil), l.Runes...)
+			l.Bytes = append([]byte(nil), l.Bytes...)
+			l.Tokens.Tokens = append([]TokenRef(nil), l.Tokens.Tokens...)
+			c.Leaf = &l
 		}
 		c.Subs = nil
 		for _, s := range n.Subs {
@@ -120,7 +122,7 @@ func compileErr(t *testing.T, g *Grammar) *Error {
 
 func TestCompileErrors(t *testing.T) {
 	at := Pos{Line: 4, Col: 9, Offset: 40}
-	refAt := &Node{Op: OpRef, Name: "nowhere", Pos: at}
+	refAt := &Node{Op: OpRef, Name: "nowhere", Leaf: &Leaf{Pos: at}}
 	e := compileErr(t, &Grammar{Start: "root", File: "f.gbnf", Rules: []Rule{{Name: "root", Body: Seq(Lit("a"), refAt)}}})
 	assert.Equal(t, "f.gbnf:4:9: undefined rule nowhere", e.Error())
 	assert.Equal(t, at, e.Pos)
@@ -136,16 +138,16 @@ func TestCompileErrors(t *testing.T) {
 	assert.Equal(t, "f.gbnf:1:1: start rule root matches no string: each of its alternatives recurses without end", e.Error())
 
 	// Malformed trees are errors, not panics.
-	for _, body := range []*Node{nil, {Op: OpRepeat}, {Op: OpClass, Runes: []rune{1}}, {Op: Op(99)}, Seq(Lit("a"), nil), Repeat(Lit("a"), 0, -2)} {
+	for _, body := range []*Node{nil, {Op: OpRepeat}, {Op: OpClass, Leaf: &Leaf{Runes: []rune{1}}}, {Op: Op(99)}, Seq(Lit("a"), nil), Repeat(Lit("a"), 0, -2)} {
 		compileErr(t, &Grammar{Start: "root", Rules: []Rule{{Name: "root", Body: body}}})
 	}
 }
 
 func TestCompileTooLarge(t *testing.T) {
-	bigLit := &Node{Op: OpLit, Pos: Pos{Line: 2, Col: 5}, Runes: []rune(strings.Repeat("x", 5<<20))}
+	bigLit := &Node{Op: OpLit, Leaf: &Leaf{Pos: Pos{Line: 2, Col: 5}, Runes: []rune(strings.Repeat("x", 5<<20))}}
 	enum := make([]*Node, 300000)
 	for i := range enum {
-		enum[i] = &Node{Op: OpBytes, Bytes: fmt.Appendf(nil, "value%d", i)}
+		enum[i] = &Node{Op: OpBytes, Leaf: &Leaf{Bytes: fmt.Appendf(nil, "value%d", i)}}
 	}
 	tests := []struct {
 		name string
@@ -160,8 +162,8 @@ func TestCompileTooLarge(t *testing.T) {
 			"rule value: grammar too large: an alternation of 300000 branches would take about"},
 		{"rules", &Grammar{Start: "root", Rules: []Rule{
 			{Name: "root", Body: Seq(Ref("a"), Ref("b"))},
-			{Name: "a", Body: &Node{Op: OpBytes, Bytes: make([]byte, 600000)}},
-			{Name: "b", Body: &Node{Op: OpBytes, Bytes: make([]byte, 700000)}},
+			{Name: "a", Body: &Node{Op: OpBytes, Leaf: &Leaf{Bytes: make([]byte, 600000)}}},
+			{Name: "b", Body: &Node{Op: OpBytes, Leaf: &Leaf{Bytes: make([]byte, 700000)}}},
 		}}, "grammar too large: its 3 rules would take about 1300003 instructions to compile, more than the limit of 1048576 (the largest, rule b, about 700000)"},
 	}
 	for _, tt := range tests {
@@ -183,12 +185,12 @@ func TestCompileInliningWithinBudget(t *testing.T) {
 	uses := make([]*Node, 0, 2*2000+1)
 	uses = append(uses, Ref("filler"))
 	for i := range 2000 {
-		uses = append(uses, Ref("word"), &Node{Op: OpBytes, Bytes: []byte{byte(i)}}) // a continuation of its own
+		uses = append(uses, Ref("word"), &Node{Op: OpBytes, Leaf: &Leaf{Bytes: []byte{byte(i)}}}) // a continuation of its own
 	}
 	g := &Grammar{Start: "root", Rules: []Rule{
 		{Name: "root", Body: Seq(uses...)},
-		{Name: "word", Body: &Node{Op: OpBytes, Bytes: bytes.Repeat([]byte("w"), 250)}},
-		{Name: "filler", Body: &Node{Op: OpBytes, Bytes: bytes.Repeat([]byte("f"), 550000)}},
+		{Name: "word", Body: &Node{Op: OpBytes, Leaf: &Leaf{Bytes: bytes.Repeat([]byte("w"), 250)}}},
+		{Name: "filler", Body: &Node{Op: OpBytes, Leaf: &Leaf{Bytes: bytes.Repeat([]byte("f"), 550000)}}},
 	}}
 	p, err := Compile(g)
 	require.NoError(t, err)

@@ -110,10 +110,10 @@ func (t *litTrie) classes() ([]int32, int) {
 // literalBytes returns the bytes literal node n stands for.
 func (c *compiler) literalBytes(n *Node) ([]byte, error) {
 	if n.Op == OpBytes {
-		return n.Bytes, nil
+		return n.Bytes(), nil
 	}
 	var b []byte
-	for _, r := range n.Runes {
+	for _, r := range n.Runes() {
 		if r < 0 || r > utf8.MaxRune || (r >= 0xD800 && r <= 0xDFFF) {
 			return nil, c.nodeErrorf(c.rule, n, nil, "code point U+%04X cannot be encoded in UTF-8", r)
 		}
@@ -132,15 +132,15 @@ func sharePrefixes(subs []*Node) bool {
 	for _, n := range subs {
 		var b byte
 		switch {
-		case n.Op == OpBytes && len(n.Bytes) > 0:
-			b = n.Bytes[0]
-		case n.Op == OpLit && len(n.Runes) > 0 && n.Runes[0] >= 0 && n.Runes[0] < utf8.RuneSelf:
-			b = byte(n.Runes[0])
-		case n.Op == OpLit && len(n.Runes) > 0:
+		case n.Op == OpBytes && len(n.Bytes()) > 0:
+			b = n.Bytes()[0]
+		case n.Op == OpLit && len(n.Runes()) > 0 && n.Runes()[0] >= 0 && n.Runes()[0] < utf8.RuneSelf:
+			b = byte(n.Runes()[0])
+		case n.Op == OpLit && len(n.Runes()) > 0:
 			// A multi-byte lead (or a bad code point, which the trie
 			// reports): counted by its first UTF-8 byte.
 			var buf [utf8.UTFMax]byte
-			if utf8.EncodeRune(buf[:], n.Runes[0]) == 0 {
+			if utf8.EncodeRune(buf[:], n.Runes()[0]) == 0 {
 				continue
 			}
 			b = buf[0]

@@ -56,12 +56,12 @@ func fingerprint(n *Node) uint64 {
 	}
 	h ^= uint64(leaf.Op) << 56
 	switch {
-	case len(leaf.Runes) >= 2:
-		h ^= uint64(leaf.Runes[0])<<20 ^ uint64(leaf.Runes[len(leaf.Runes)-2]) ^ uint64(len(leaf.Runes))<<48
-	case len(leaf.Bytes) > 0:
-		h ^= uint64(leaf.Bytes[0])<<20 ^ uint64(leaf.Bytes[len(leaf.Bytes)-1]) ^ uint64(len(leaf.Bytes))<<48
-	case len(leaf.Runes) > 0:
-		h ^= uint64(leaf.Runes[0])<<20 ^ uint64(len(leaf.Runes))<<48
+	case len(leaf.Runes()) >= 2:
+		h ^= uint64(leaf.Runes()[0])<<20 ^ uint64(leaf.Runes()[len(leaf.Runes())-2]) ^ uint64(len(leaf.Runes()))<<48
+	case len(leaf.Bytes()) > 0:
+		h ^= uint64(leaf.Bytes()[0])<<20 ^ uint64(leaf.Bytes()[len(leaf.Bytes())-1]) ^ uint64(len(leaf.Bytes()))<<48
+	case len(leaf.Runes()) > 0:
+		h ^= uint64(leaf.Runes()[0])<<20 ^ uint64(len(leaf.Runes()))<<48
 	default:
 		h ^= uint64(len(leaf.Name)) << 48
 	}

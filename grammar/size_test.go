@@ -16,7 +16,7 @@ func TestSize(t *testing.T) {
 		want int
 	}{
 		{"literal", Lit("ab"), 8}, // four per character
-		{"bytes", &Node{Op: OpBytes, Bytes: []byte("abc")}, 3},
+		{"bytes", &Node{Op: OpBytes, Leaf: &Leaf{Bytes: []byte("abc")}}, 3},
 		{"class", Class('a', 'z', '0', '9'), 8}, // two per range bound
 		{"ref", Ref("x"), 1},                    // rules are measured on their own
 		{"seq", Seq(Lit("a"), Ref("x")), 1 + 4 + 1},

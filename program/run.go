@@ -477,7 +477,7 @@ func (r *runner) constraint(g *Gen, h *hole, boundary string) (*reins.Constraint
 			start += "_"
 		}
 		gr = &grammar.Grammar{Start: start, File: h.g.File, Rules: append([]grammar.Rule{{Name: start,
-			Body: grammar.Seq(grammar.Ref(h.g.Start), &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(boundary)})}}, h.g.Rules...)}
+			Body: grammar.Seq(grammar.Ref(h.g.Start), &grammar.Node{Op: grammar.OpBytes, Leaf: &grammar.Leaf{Bytes: []byte(boundary)}})}}, h.g.Rules...)}
 	}
 	c, err := reins.FromGrammar(gr)
 	if err != nil {

@@ -26,7 +26,7 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		b.WriteString(`""`)
 	case grammar.OpLit:
 		b.WriteByte('"')
-		for _, r := range n.Runes {
+		for _, r := range n.Runes() {
 			writeChar(b, r, false)
 		}
 		b.WriteByte('"')
@@ -35,7 +35,7 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		// written as their characters; any other byte has no spelling,
 		// and is written as \xNN, which GBNF reads as the code point.
 		b.WriteByte('"')
-		for s := string(n.Bytes); s != ""; {
+		for s := string(n.Bytes()); s != ""; {
 			r, size := utf8.DecodeRuneInString(s)
 			if r == utf8.RuneError && size == 1 {
 				fmt.Fprintf(b, `\x%02X`, s[0])
@@ -47,11 +47,11 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		b.WriteByte('"')
 	case grammar.OpClass:
 		b.WriteByte('[')
-		for i := 0; i+1 < len(n.Runes); i += 2 {
-			writeChar(b, n.Runes[i], true)
-			if n.Runes[i+1] != n.Runes[i] {
+		for i := 0; i+1 < len(n.Runes()); i += 2 {
+			writeChar(b, n.Runes()[i], true)
+			if n.Runes()[i+1] != n.Runes()[i] {
 				b.WriteByte('-')
-				writeChar(b, n.Runes[i+1], true)
+				writeChar(b, n.Runes()[i+1], true)
 			}
 		}
 		b.WriteByte(']')
@@ -92,10 +92,7 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 	case grammar.OpRef:
 		b.WriteString(n.Name)
 	case grammar.OpToken:
-		var set grammar.TokenSet
-		if n.Tokens != nil {
-			set = *n.Tokens
-		}
+		set := n.Tokens()
 		if len(set.Tokens) == 0 {
 			// No GBNF spells the empty set, which Compile refuses: a
 			// terminal Parse refuses too, rather than nothing, which

@@ -252,7 +252,7 @@ func TestSourceBound(t *testing.T) {
 // formats without a panic as a terminal that Parse refuses, not as
 // nothing, which would read back as another grammar ("a" {2,3}).
 func TestFormatEmptyTokenSet(t *testing.T) {
-	for _, tok := range []*grammar.Node{{Op: grammar.OpToken}, {Op: grammar.OpToken, Tokens: &grammar.TokenSet{}}} {
+	for _, tok := range []*grammar.Node{{Op: grammar.OpToken}, {Op: grammar.OpToken, Leaf: &grammar.Leaf{}}} {
 		g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Seq(grammar.Lit("a"), grammar.Repeat(tok, 2, 3))}}}
 		text := Format(g)
 		assert.Contains(t, text, "<[]>")

@@ -179,11 +179,11 @@ func (l *lowerer) alt(a *alt) (*grammar.Node, error) {
 	flush := func() {
 		switch len(seq) {
 		case 0:
-			subs = append(subs, &grammar.Node{Op: grammar.OpEmpty, Pos: pos(seqPos)})
+			subs = append(subs, &grammar.Node{Op: grammar.OpEmpty, Leaf: &grammar.Leaf{Pos: pos(seqPos)}})
 		case 1:
 			subs = append(subs, seq[0])
 		default:
-			subs = append(subs, &grammar.Node{Op: grammar.OpSeq, Pos: pos(seqPos), Subs: seq})
+			subs = append(subs, &grammar.Node{Op: grammar.OpSeq, Leaf: &grammar.Leaf{Pos: pos(seqPos)}, Subs: seq})
 		}
 		seq = nil
 	}
@@ -209,7 +209,7 @@ func (l *lowerer) alt(a *alt) (*grammar.Node, error) {
 	if len(subs) == 1 {
 		return subs[0], nil
 	}
-	return &grammar.Node{Op: grammar.OpAlt, Pos: pos(a.Pos), Subs: subs}, nil
+	return &grammar.Node{Op: grammar.OpAlt, Leaf: &grammar.Leaf{Pos: pos(a.Pos)}, Subs: subs}, nil
 }
 
 func (l *lowerer) item(it *item) (*grammar.Node, error) {
@@ -259,7 +259,7 @@ func (l *lowerer) item(it *item) (*grammar.Node, error) {
 				return nil, l.errorf(r.Pos, "repetition {%d,%d}: the maximum is below the minimum", lo, hi)
 			}
 		}
-		n = &grammar.Node{Op: grammar.OpRepeat, Pos: pos(r.Pos), Subs: []*grammar.Node{n}, Min: int32(lo), Max: int32(hi)}
+		n = &grammar.Node{Op: grammar.OpRepeat, Leaf: &grammar.Leaf{Pos: pos(r.Pos)}, Subs: []*grammar.Node{n}, Min: int32(lo), Max: int32(hi)}
 	}
 	return n, nil
 }
@@ -268,22 +268,22 @@ func (l *lowerer) atom(a *item) (*grammar.Node, error) {
 	p := pos(a.Pos)
 	switch {
 	case a.Ref != nil:
-		return &grammar.Node{Op: grammar.OpRef, Pos: p, Name: *a.Ref}, nil
+		return &grammar.Node{Op: grammar.OpRef, Leaf: &grammar.Leaf{Pos: p}, Name: *a.Ref}, nil
 	case a.Str != nil:
 		runes, err := l.unescape(a.Pos, (*a.Str)[1:len(*a.Str)-1], false)
 		if err != nil {
 			return nil, err
 		}
 		if len(runes) == 0 {
-			return &grammar.Node{Op: grammar.OpEmpty, Pos: p}, nil
+			return &grammar.Node{Op: grammar.OpEmpty, Leaf: &grammar.Leaf{Pos: p}}, nil
 		}
-		return &grammar.Node{Op: grammar.OpLit, Pos: p, Runes: runes}, nil
+		return &grammar.Node{Op: grammar.OpLit, Leaf: &grammar.Leaf{Pos: p, Runes: runes}}, nil
 	case a.Class != nil:
 		return l.class(a.Pos, *a.Class)
 	case a.Token != nil:
 		return l.token(a.Pos, *a.Token)
 	case a.Any:
-		return &grammar.Node{Op: grammar.OpClass, Pos: p, Runes: []rune{0, utf8.MaxRune}}, nil
+		return &grammar.Node{Op: grammar.OpClass, Leaf: &grammar.Leaf{Pos: p, Runes: []rune{0, utf8.MaxRune}}}, nil
 	case a.Group != nil:
 		return l.alt(a.Group)
 	}
@@ -411,13 +411,13 @@ func (l *lowerer) class(at lexer.Position, src string) (*grammar.Node, error) {
 			return nil, l.errorf(at, "character class %s excludes every character", src)
 		}
 	}
-	return &grammar.Node{Op: grammar.OpClass, Pos: pos(at), Runes: ranges}, nil
+	return &grammar.Node{Op: grammar.OpClass, Leaf: &grammar.Leaf{Pos: pos(at), Runes: ranges}}, nil
 }
 
 func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
-	n := &grammar.Node{Op: grammar.OpToken, Pos: pos(at), Tokens: &grammar.TokenSet{}}
+	n := &grammar.Node{Op: grammar.OpToken, Leaf: &grammar.Leaf{Pos: pos(at)}}
 	if strings.HasPrefix(src, "!") {
-		n.Tokens.Negated = true
+		n.Leaf.Tokens.Negated = true
 		src = src[1:]
 	}
 	if strings.HasPrefix(src, "<[") {
@@ -428,10 +428,10 @@ func (l *lowerer) token(at lexer.Position, src string) (*grammar.Node, error) {
 		if err != nil || id < 0 {
 			return nil, l.errorf(at, "token id in %s: want a number ≥ 0", src)
 		}
-		n.Tokens.Tokens = []grammar.TokenRef{{ID: id}}
+		n.Leaf.Tokens.Tokens = []grammar.TokenRef{{ID: id}}
 		return n, nil
 	}
-	n.Tokens.Tokens = []grammar.TokenRef{{ID: -1, Text: src}}
+	n.Leaf.Tokens.Tokens = []grammar.TokenRef{{ID: -1, Text: src}}
 	return n, nil
 }
 
@@ -463,7 +463,7 @@ func check(name string, g *grammar.Grammar) error {
 			if n.Op == grammar.OpRef {
 				i, ok := defined[n.Name]
 				if !ok {
-					return errorf(n.Pos, "undefined rule %s", n.Name)
+					return errorf(n.Pos(), "undefined rule %s", n.Name)
 				}
 				if !used[n.Name] {
 					used[n.Name] = true

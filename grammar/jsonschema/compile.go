@@ -581,7 +581,9 @@ func (c *compiler) shared(name string, body func() *grammar.Node) *grammar.Node 
 
 // lit is a literal of the bytes of s, for code that makes nodes without a
 // compiler (see nodeSlab.bytes).
-func lit(s string) *grammar.Node { return &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(s)} }
+func lit(s string) *grammar.Node {
+	return &grammar.Node{Op: grammar.OpBytes, Leaf: &grammar.Leaf{Bytes: []byte(s)}}
+}
 
 // setRulePtr records that rule i was made for the schema at ptr.
 func (c *compiler) setRulePtr(i int, ptr string) {
@@ -778,7 +780,7 @@ func (c *compiler) buildNumberNode() *grammar.Node {
 // any escape. With noSurrogates, \u escapes of surrogates are left out,
 // so that each unit is exactly one code point (for length bounds).
 func stringChar(noSurrogates bool) *grammar.Node {
-	plain := &grammar.Node{Op: grammar.OpClass, Runes: grammar.NegateRanges([]rune{0, 0x1f, '"', '"', '\\', '\\'})}
+	plain := &grammar.Node{Op: grammar.OpClass, Leaf: &grammar.Leaf{Runes: grammar.NegateRanges([]rune{0, 0x1f, '"', '"', '\\', '\\'})}}
 	hex := grammar.Class('0', '9', 'a', 'f', 'A', 'F')
 	u := grammar.Seq(lit("u"), hex, hex, hex, hex)
 	if noSurrogates {
@@ -896,15 +898,15 @@ func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 	switch n.Op {
 	case grammar.OpLit:
 		var b strings.Builder
-		for _, r := range n.Runes {
+		for _, r := range n.Runes() {
 			b.WriteString(escapeRune(r))
 		}
 		return lit(b.String()), nil
 	case grammar.OpClass:
 		var plain []rune
 		var escaped []*grammar.Node
-		for i := 0; i+1 < len(n.Runes); i += 2 {
-			lo, hi := n.Runes[i], n.Runes[i+1]
+		for i := 0; i+1 < len(n.Runes()); i += 2 {
+			lo, hi := n.Runes()[i], n.Runes()[i+1]
 			for lo <= hi && (lo < 0x20 || lo == '"' || lo == '\\') {
 				escaped = append(escaped, lit(escapeRune(lo)))
 				lo++
@@ -927,7 +929,7 @@ func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 		}
 		alts := escaped
 		if len(plain) > 0 {
-			alts = append([]*grammar.Node{{Op: grammar.OpClass, Runes: plain}}, alts...)
+			alts = append([]*grammar.Node{{Op: grammar.OpClass, Leaf: &grammar.Leaf{Runes: plain}}}, alts...)
 		}
 		if len(alts) == 1 {
 			return alts[0], nil

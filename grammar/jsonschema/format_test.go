@@ -194,11 +194,11 @@ func TestFormatGrammarsCopied(t *testing.T) {
 			for _, s := range n.Subs {
 				spoil(s)
 			}
-			for i := range n.Runes {
-				n.Runes[i] = 'x'
+			for i := range n.Runes() {
+				n.Runes()[i] = 'x'
 			}
-			for i := range n.Bytes {
-				n.Bytes[i] = 'x'
+			for i := range n.Bytes() {
+				n.Bytes()[i] = 'x'
 			}
 			if n.Op == grammar.OpRepeat {
 				n.Min, n.Max = 7, 7

@@ -22,10 +22,10 @@ func TestNodeSlab(t *testing.T) {
 	assert.Equal(t, []*grammar.Node{a, b, a}, x.Subs)
 	assert.Equal(t, []*grammar.Node{b, a}, y.Subs, "y's list is not overwritten by x's growing")
 	long := strings.Repeat("z", 100)
-	assert.Equal(t, "a", string(a.Bytes))
-	assert.Equal(t, long, string(s.bytes(long).Bytes))
-	a.Bytes = append(a.Bytes, 'q')
-	assert.Equal(t, "bc", string(b.Bytes), "b's bytes are not overwritten by a's growing")
+	assert.Equal(t, "a", string(a.Bytes()))
+	assert.Equal(t, long, string(s.bytes(long).Bytes()))
+	a.Leaf.Bytes = append(a.Bytes(), 'q')
+	assert.Equal(t, "bc", string(b.Bytes()), "b's bytes are not overwritten by a's growing")
 	var many []*grammar.Node
 	for range 200 {
 		many = append(many, s.repeat(a, 0, 3))

@@ -1070,7 +1070,7 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 			excluded = append(excluded, r, r)
 		}
 		var alts []*grammar.Node
-		alts = append(alts, &grammar.Node{Op: grammar.OpClass, Runes: grammar.NegateRanges(grammar.NormalizeRanges(excluded))})
+		alts = append(alts, &grammar.Node{Op: grammar.OpClass, Leaf: &grammar.Leaf{Runes: grammar.NegateRanges(grammar.NormalizeRanges(excluded))}})
 		for _, r := range append([]rune{'"', '\\'}, controlRunes()...) {
 			if !slices.Contains(except, r) {
 				alts = append(alts, c.nodes.bytes(escapeRune(r)))
@@ -1099,7 +1099,7 @@ func (c *compiler) buildCanonicalChar(except []rune) *grammar.Node {
 	}
 	multi := c.shared("_multibyte", func() *grammar.Node { return grammar.Class(0x80, utf8.MaxRune) })
 	esc := c.shared("_canonesc", c.canonicalEscape)
-	return c.nodes.alt(c.nodes.node(grammar.Node{Op: grammar.OpClass, Runes: ranges}), multi, esc)
+	return c.nodes.alt(c.nodes.node(grammar.Node{Op: grammar.OpClass, Leaf: c.nodes.leaf(grammar.Leaf{Runes: ranges})}), multi, esc)
 }
 
 // canonicalEscape is the escapes of a string in canonical encoding

@@ -71,7 +71,7 @@ func TestCanonicalCharClass(t *testing.T) {
 		c := newCompiler(Options{}, nil, draftOf(map[string]any{}))
 		n := c.buildCanonicalChar(except)
 		require.Equal(t, grammar.OpAlt, n.Op)
-		assert.Equal(t, want(except), n.Subs[0].Runes, "except %q", string(except))
+		assert.Equal(t, want(except), n.Subs[0].Runes(), "except %q", string(except))
 	}
 }
 

@@ -161,7 +161,7 @@ func lengthRange(n *grammar.Node) (lo, hi int) {
 	case grammar.OpEmpty:
 		return 0, 0
 	case grammar.OpLit:
-		return len(n.Runes), len(n.Runes)
+		return len(n.Runes()), len(n.Runes())
 	case grammar.OpClass:
 		return 1, 1
 	case grammar.OpSeq:

@@ -44,11 +44,11 @@ func (z *sizer) size(n *grammar.Node) int {
 	size := 1 + subs
 	switch n.Op {
 	case grammar.OpLit:
-		size += 4*len(n.Runes) - 1
+		size += 4*len(n.Runes()) - 1
 	case grammar.OpBytes:
-		size += len(n.Bytes) - 1
+		size += len(n.Bytes()) - 1
 	case grammar.OpClass:
-		size += 2*len(n.Runes) - 1
+		size += 2*len(n.Runes()) - 1
 	case grammar.OpRepeat:
 		copies := max(int(n.Min), int(n.Max), 1)
 		if n.Max < 0 {
@@ -92,11 +92,11 @@ func sizeUpTo(n *grammar.Node, limit int) int {
 	size := 1
 	switch n.Op {
 	case grammar.OpLit:
-		size += 4*len(n.Runes) - 1
+		size += 4*len(n.Runes()) - 1
 	case grammar.OpBytes:
-		size += len(n.Bytes) - 1
+		size += len(n.Bytes()) - 1
 	case grammar.OpClass:
-		size += 2*len(n.Runes) - 1
+		size += 2*len(n.Runes()) - 1
 	}
 	for _, sub := range n.Subs {
 		if size > limit {

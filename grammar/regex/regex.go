@@ -526,7 +526,7 @@ func (l *lowerer) lowerOp(re *syntax.Regexp) (*grammar.Node, error) {
 		return nil, fmt.Errorf("the expression matches nothing")
 	case syntax.OpLiteral:
 		if re.Flags&syntax.FoldCase == 0 {
-			return &grammar.Node{Op: grammar.OpLit, Runes: append([]rune(nil), re.Rune...)}, nil
+			return &grammar.Node{Op: grammar.OpLit, Leaf: &grammar.Leaf{Runes: append([]rune(nil), re.Rune...)}}, nil
 		}
 		var subs []*grammar.Node
 		for _, r := range re.Rune {

@@ -56,7 +56,7 @@ func TestLiteralAlternationsShareBytes(t *testing.T) {
 			if i%2 == 0 {
 				n = grammar.Lit(l)
 			} else {
-				n = &grammar.Node{Op: grammar.OpBytes, Bytes: []byte(l)}
+				n = &grammar.Node{Op: grammar.OpBytes, Leaf: &grammar.Leaf{Bytes: []byte(l)}}
 			}
 			trie = append(trie, n)
 			plain = append(plain, grammar.Seq(n))
@@ -71,13 +71,13 @@ func TestLiteralAlternationsShareBytes(t *testing.T) {
 		require.LessOrEqual(t, len(got.Inst), len(want.Inst), "trial %d: the trie is larger", trial)
 		var probes []string
 		for _, l := range lits {
-			probes = append(probes, l, l+string(tail.Runes), strings.TrimSuffix(l, l[len(l)/2:])+string(tail.Runes), l+"a"+string(tail.Runes))
+			probes = append(probes, l, l+string(tail.Runes()), strings.TrimSuffix(l, l[len(l)/2:])+string(tail.Runes()), l+"a"+string(tail.Runes()))
 		}
 		for range 200 {
 			probes = append(probes, word(r.IntN(7)))
 		}
 		for _, s := range probes {
-			require.Equal(t, inLanguage(want, s), inLanguage(got, s), "trial %d, literals %q, tail %q: %q", trial, lits, string(tail.Runes), s)
+			require.Equal(t, inLanguage(want, s), inLanguage(got, s), "trial %d, literals %q, tail %q: %q", trial, lits, string(tail.Runes()), s)
 		}
 	}
 }
@@ -110,7 +110,7 @@ func TestLiteralTrieItems(t *testing.T) {
 // TestLiteralTrieBadCodePoint checks that a literal the trie holds is
 // still checked: a code point UTF-8 cannot encode is an error.
 func TestLiteralTrieBadCodePoint(t *testing.T) {
-	bad := &grammar.Node{Op: grammar.OpLit, Runes: []rune{'a', 0xD800}}
+	bad := &grammar.Node{Op: grammar.OpLit, Leaf: &grammar.Leaf{Runes: []rune{'a', 0xD800}}}
 	_, err := grammar.Compile(&grammar.Grammar{Start: "root", Rules: []grammar.Rule{
 		{Name: "root", Body: grammar.Alt(grammar.Lit("ab"), bad)},
 	}})

@@ -91,7 +91,7 @@ func TestUnproductiveRulesArePruned(t *testing.T) {
 
 func TestUTF8Classes(t *testing.T) {
 	// Any code point except '"': multi-byte characters byte by byte.
-	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Repeat(&grammar.Node{Op: grammar.OpClass, Runes: grammar.NegateRanges([]rune{'"', '"'})}, 0, -1)}}}
+	g := &grammar.Grammar{Start: "root", Rules: []grammar.Rule{{Name: "root", Body: grammar.Repeat(&grammar.Node{Op: grammar.OpClass, Leaf: &grammar.Leaf{Runes: grammar.NegateRanges([]rune{'"', '"'})}}, 0, -1)}}}
 	for _, s := range []string{"héllo", "日本語", "🎉x", "\x00\x7f"} {
 		_, w := accepts(t, g, s)
 		assert.True(t, w, "%q", s)
