@@ -194,11 +194,12 @@ func (n *Node) dump(b *strings.Builder) {
 		fmt.Fprintf(b, "bytes{%q}", n.Bytes())
 	case OpClass:
 		b.WriteString("class{")
-		for i := 0; i+1 < len(n.Runes()); i += 2 {
-			writeRune(b, n.Runes()[i])
-			if n.Runes()[i+1] != n.Runes()[i] {
+		ranges := n.Runes()
+		for i := 0; i+1 < len(ranges); i += 2 {
+			writeRune(b, ranges[i])
+			if ranges[i+1] != ranges[i] {
 				b.WriteString("-")
-				writeRune(b, n.Runes()[i+1])
+				writeRune(b, ranges[i+1])
 			}
 		}
 		b.WriteString("}")

@@ -715,12 +715,13 @@ func (c *compiler) compileNode(n *Node, next uint32) (uint32, error) {
 		// parser state where there would be a copy per lead byte.
 		alts := c.classAlts[:0] // a class compiles nothing else meanwhile
 		c.classInst = c.classInst[:0]
-		for i := 0; i+1 < len(n.Runes()); i += 2 {
-			if lo, hi := n.Runes()[i], n.Runes()[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
+		ranges := n.Runes()
+		for i := 0; i+1 < len(ranges); i += 2 {
+			if lo, hi := ranges[i], ranges[i+1]; lo >= 0 && hi < utf8.RuneSelf && lo <= hi {
 				alts = append(alts, c.emit(Inst{Op: InstByte, Lo: byte(lo), Hi: byte(hi), Out: next})) // one byte
 				continue
 			}
-			for _, seq := range c.sequences(n.Runes()[i], n.Runes()[i+1]) {
+			for _, seq := range c.sequences(ranges[i], ranges[i+1]) {
 				at := next
 				for j := len(seq) - 1; j >= 0; j-- {
 					at = c.classByte(seq[j].lo, seq[j].hi, at)
