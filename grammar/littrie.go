@@ -131,16 +131,17 @@ func sharePrefixes(subs []*Node) bool {
 	var seen [256 / 64]uint64
 	for _, n := range subs {
 		var b byte
+		bs, rs := n.Bytes(), n.Runes()
 		switch {
-		case n.Op == OpBytes && len(n.Bytes()) > 0:
-			b = n.Bytes()[0]
-		case n.Op == OpLit && len(n.Runes()) > 0 && n.Runes()[0] >= 0 && n.Runes()[0] < utf8.RuneSelf:
-			b = byte(n.Runes()[0])
-		case n.Op == OpLit && len(n.Runes()) > 0:
+		case n.Op == OpBytes && len(bs) > 0:
+			b = bs[0]
+		case n.Op == OpLit && len(rs) > 0 && rs[0] >= 0 && rs[0] < utf8.RuneSelf:
+			b = byte(rs[0])
+		case n.Op == OpLit && len(rs) > 0:
 			// A multi-byte lead (or a bad code point, which the trie
 			// reports): counted by its first UTF-8 byte.
 			var buf [utf8.UTFMax]byte
-			if utf8.EncodeRune(buf[:], n.Runes()[0]) == 0 {
+			if utf8.EncodeRune(buf[:], rs[0]) == 0 {
 				continue
 			}
 			b = buf[0]

@@ -55,13 +55,14 @@ func fingerprint(n *Node) uint64 {
 		h ^= uint64(len(leaf.Subs)) << (8 * k)
 	}
 	h ^= uint64(leaf.Op) << 56
+	rs, bs := leaf.Runes(), leaf.Bytes()
 	switch {
-	case len(leaf.Runes()) >= 2:
-		h ^= uint64(leaf.Runes()[0])<<20 ^ uint64(leaf.Runes()[len(leaf.Runes())-2]) ^ uint64(len(leaf.Runes()))<<48
-	case len(leaf.Bytes()) > 0:
-		h ^= uint64(leaf.Bytes()[0])<<20 ^ uint64(leaf.Bytes()[len(leaf.Bytes())-1]) ^ uint64(len(leaf.Bytes()))<<48
-	case len(leaf.Runes()) > 0:
-		h ^= uint64(leaf.Runes()[0])<<20 ^ uint64(len(leaf.Runes()))<<48
+	case len(rs) >= 2:
+		h ^= uint64(rs[0])<<20 ^ uint64(rs[len(rs)-2]) ^ uint64(len(rs))<<48
+	case len(bs) > 0:
+		h ^= uint64(bs[0])<<20 ^ uint64(bs[len(bs)-1]) ^ uint64(len(bs))<<48
+	case len(rs) > 0:
+		h ^= uint64(rs[0])<<20 ^ uint64(len(rs))<<48
 	default:
 		h ^= uint64(len(leaf.Name)) << 48
 	}

@@ -47,11 +47,12 @@ func format(b *strings.Builder, n *grammar.Node, group bool) {
 		b.WriteByte('"')
 	case grammar.OpClass:
 		b.WriteByte('[')
-		for i := 0; i+1 < len(n.Runes()); i += 2 {
-			writeChar(b, n.Runes()[i], true)
-			if n.Runes()[i+1] != n.Runes()[i] {
+		ranges := n.Runes()
+		for i := 0; i+1 < len(ranges); i += 2 {
+			writeChar(b, ranges[i], true)
+			if ranges[i+1] != ranges[i] {
 				b.WriteByte('-')
-				writeChar(b, n.Runes()[i+1], true)
+				writeChar(b, ranges[i+1], true)
 			}
 		}
 		b.WriteByte(']')
