@@ -905,8 +905,9 @@ func (e *jsonEncoder) encodeOp(n *grammar.Node) (*grammar.Node, error) {
 	case grammar.OpClass:
 		var plain []rune
 		var escaped []*grammar.Node
-		for i := 0; i+1 < len(n.Runes()); i += 2 {
-			lo, hi := n.Runes()[i], n.Runes()[i+1]
+		ranges := n.Runes()
+		for i := 0; i+1 < len(ranges); i += 2 {
+			lo, hi := ranges[i], ranges[i+1]
 			for lo <= hi && (lo < 0x20 || lo == '"' || lo == '\\') {
 				escaped = append(escaped, lit(escapeRune(lo)))
 				lo++
